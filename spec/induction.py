@@ -1,0 +1,120 @@
+"""Fixed-size unbounded proofs: Houdini over candidate invariants, checked by Z3.
+
+1. Candidates false in Init, or in any state of a few random concrete walks, are dropped (cheap).
+2. Houdini: while Inv ∧ T ∧ ¬Inv' is satisfiable, drop the candidates false in the model's
+   post-state. What remains is inductive (Z3 says unsat) and holds in Init.
+3. A property is proved iff Inv ∧ ¬P is unsat (state property) or Inv ∧ fire(watched) ∧ ¬cond is
+   unsat (step property). A solver `unknown` is reported as such, never as a proof.
+"""
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+
+import z3
+
+from .backend import CONCRETE
+from .invariants import Candidate, candidates
+from .model import Model, apply
+from .properties import Property
+from .z3_encoding import Z3, Transition, _b
+
+
+@dataclass(frozen=True)
+class Inductive:
+    status: str  # "inductive" | "unknown"
+    kept: tuple[Candidate, ...]
+    reason: str = ""
+    seconds: float = 0.0
+    rounds: int = 0
+
+
+def sample_states(model: Model, walks: int = 40, depth: int = 60, seed: int = 7) -> list[dict]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(walks):
+        s = model.init_state()
+        out.append(s)
+        for _ in range(depth):
+            en = [a for a in model.actions if a.enabled(CONCRETE, s)]
+            if not en:
+                break
+            s = apply(model, CONCRETE, s, rng.choice(en))
+            out.append(s)
+    return out
+
+
+def _solver() -> z3.Solver:
+    return z3.Solver()
+
+
+def _concrete(model: Model, m: z3.ModelRef, state: dict) -> dict:
+    kinds = {d.name: d.kind for d in model.vars}
+    out = {}
+    for n, v in state.items():
+        val = m.eval(v, model_completion=True)
+        out[n] = z3.is_true(val) if kinds[n] == "bool" else val.as_long()
+    return out
+
+
+def houdini(model: Model, trans: Transition, timeout: float) -> Inductive:
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    init = model.init_state()
+    cands = [c for c in candidates(model) if c.fn(CONCRETE, init)]
+    for st in sample_states(model):
+        cands = [c for c in cands if c.fn(CONCRETE, st)]
+    S, S2 = trans.S, trans.S2
+    pre = {c.name: _b(c.fn(Z3, S)) for c in cands}
+    post = {c.name: _b(c.fn(Z3, S2)) for c in cands}
+    rounds = 0
+    while True:
+        rounds += 1
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return Inductive("unknown", tuple(cands), "timeout", time.monotonic() - t0, rounds)
+        s = _solver()
+        s.set("timeout", max(1, int(remaining * 1000)))
+        s.add(trans.formula)
+        s.add(*[pre[c.name] for c in cands])
+        s.add(z3.Not(z3.And(*[post[c.name] for c in cands])))
+        r = s.check()
+        if r == z3.unsat:
+            return Inductive("inductive", tuple(cands), "", time.monotonic() - t0, rounds)
+        if r == z3.unknown:
+            return Inductive("unknown", tuple(cands), s.reason_unknown(), time.monotonic() - t0, rounds)
+        nxt = _concrete(model, s.model(), S2)
+        before = len(cands)
+        cands = [c for c in cands if c.fn(CONCRETE, nxt)]
+        if len(cands) == before:  # the model's post-state must falsify something
+            return Inductive("unknown", tuple(cands), "internal: Houdini made no progress",
+                             time.monotonic() - t0, rounds)
+
+
+@dataclass(frozen=True)
+class ImplResult:
+    status: str  # "proved" | "not-implied" | "unknown"
+    reason: str = ""
+
+
+def implies_property(model: Model, trans: Transition, inv: Inductive, prop: Property, timeout: float) -> ImplResult:
+    if inv.status != "inductive":
+        return ImplResult("unknown", inv.reason)
+    S = trans.S
+    s = _solver()
+    s.set("timeout", max(1, int(timeout * 1000)))
+    s.add(*[_b(c.fn(Z3, S)) for c in inv.kept])
+    if prop.state is not None:
+        s.add(z3.Not(_b(prop.state(Z3, S, model))))
+    else:
+        assert prop.watches is not None and prop.step is not None
+        watched = [a for a in model.actions if prop.watches(a)]
+        s.add(trans.formula)
+        s.add(z3.Or(*[z3.And(trans.c == a.index, z3.Not(_b(prop.step(Z3, S, model, a)))) for a in watched]))
+    r = s.check()
+    if r == z3.unsat:
+        return ImplResult("proved")
+    if r == z3.unknown:
+        return ImplResult("unknown", s.reason_unknown())
+    return ImplResult("not-implied", "the inductive invariant found does not imply the property")

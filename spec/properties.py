@@ -1,0 +1,214 @@
+"""Named safety properties and non-vacuity witnesses, written against the Backend (both readings).
+
+State properties must hold in every reachable state; step properties must hold in the pre-state of
+every firing of the actions they watch. Each names the digest section / review text it models.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .backend import Backend, Term
+from .model import Action, Model
+from .programs import pc_of, role_of
+from .vocabulary import State, enabled, lv
+
+StateFn = Callable[[Backend, State, Model], Term]
+StepFn = Callable[[Backend, State, Model, Action], Term]
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A scenario that must be reachable: state predicates that hold at increasing steps."""
+
+    name: str
+    summary: str
+    stages: tuple[StateFn, ...]
+
+
+@dataclass(frozen=True)
+class Property:
+    name: str
+    summary: str
+    source: str
+    state: StateFn | None = None
+    # step property: (which actions it watches, the condition on their pre-state)
+    watches: Callable[[Action], bool] | None = None
+    step: StepFn | None = None
+    witnesses: tuple[Witness, ...] = field(default=())
+    static_lock_graph: bool = False
+
+
+def idle(s: State, t: str) -> Term:
+    return s[f"pc.{t}"] == pc_of(role_of(t), "idle")
+
+
+def updater_inside_for(b: Backend, s: State, t: str, a: int) -> Term:
+    return b.And(b.Not(idle(s, t)), b.Or(s[f"all.{t}"], s[f"in.{t}.{a}"]))
+
+
+def lookup_inside_for(b: Backend, s: State, t: str, a: int) -> Term:
+    return b.And(b.Not(idle(s, t)), s[f"ag.{t}"] == a)
+
+
+def quiescent(b: Backend, s: State, m: Model, a: int) -> Term:
+    """No thread is inside update_serialization() or serializer() for agent a."""
+    return b.And(*[b.Not(updater_inside_for(b, s, t, a)) for t in m.cfg.updater_ids()],
+                 *[b.Not(lookup_inside_for(b, s, t, a)) for t in m.cfg.lookup_ids()])
+
+
+def mirrors(b: Backend, s: State, m: Model) -> Term:
+    return b.And(*[
+        b.Implies(b.And(quiescent(b, s, m, a), s[f"ser.ex.{a}"]), s[f"ser.en.{a}"] == enabled(b, s, a))
+        for a in range(m.cfg.agents)
+    ])
+
+
+def _creates(act: Action) -> bool:
+    return act.kind == "serializer_insert"
+
+
+def creation_ok(b: Backend, s: State, m: Model, act: Action) -> Term:
+    a = int(act.params["agent"])  # type: ignore[arg-type]
+    t = act.thread
+    should = s["flag"] if m.variant.global_flag else s[f"sh.{t}"]
+    no_writer = b.And(*[b.Not(s[lv("refcount", "exclusive", u)]) for u in m.cfg.threads()])
+    return b.Implies(b.Not(s[f"ser.ex.{a}"]), b.And(should == enabled(b, s, a), no_writer))
+
+
+def can_move(b: Backend, s: State, m: Model, t: str) -> Term:
+    return b.Or(*[act.enabled(b, s) for act in m.actions if act.thread == t])
+
+
+def no_stuck_threads(b: Backend, s: State, m: Model) -> Term:
+    """Not (some thread is inside an operation and every such thread is blocked)."""
+    threads = m.cfg.threads()
+    some_inside = b.Or(*[b.Not(idle(s, t)) for t in threads])
+    all_blocked = b.And(*[b.Or(idle(s, t), b.Not(can_move(b, s, m, t))) for t in threads])
+    return b.Not(b.And(some_inside, all_blocked))
+
+
+# ---- witnesses ------------------------------------------------------------------------------
+def _created_enabled(b: Backend, s: State, m: Model) -> Term:
+    return b.Or(*[s[f"pc.{t}"] == pc_of("lookup", "release_serializer") for t in m.cfg.lookup_ids()])
+
+
+def _rc(n: int) -> StateFn:
+    return lambda b, s, m: b.Or(*[s["rc.all"] + s[f"rc.{a}"] == n for a in range(m.cfg.agents)])
+
+
+def _rc0_quiet(b: Backend, s: State, m: Model) -> Term:
+    return b.And(*[s["rc.all"] + s[f"rc.{a}"] == 0 for a in range(m.cfg.agents)],
+                 *[idle(s, t) for t in m.cfg.threads()])
+
+
+def _interleaved(b: Backend, s: State, m: Model) -> Term:
+    return b.Or(*[
+        b.And(lookup_inside_for(b, s, l, a), updater_inside_for(b, s, u, a))
+        for l in m.cfg.lookup_ids() for u in m.cfg.updater_ids() for a in range(m.cfg.agents)
+    ])
+
+
+def _en_entry(b: Backend, s: State, m: Model) -> Term:
+    return b.Or(*[b.And(s[f"ser.ex.{a}"], s[f"ser.en.{a}"]) for a in range(m.cfg.agents)])
+
+
+def _dis_after(b: Backend, s: State, m: Model) -> Term:
+    return b.Or(*[b.And(s[f"ser.ex.{a}"], b.Not(s[f"ser.en.{a}"]), quiescent(b, s, m, a))
+                  for a in range(m.cfg.agents)])
+
+
+def _blocked(b: Backend, s: State, m: Model) -> Term:
+    return b.Or(*[b.And(b.Not(idle(s, t)), b.Not(can_move(b, s, m, t))) for t in m.cfg.threads()])
+
+
+W_CREATED_EN = Witness("entry-created-enabled", "serializer() inserts an entry and enables it",
+                       (_created_enabled,))
+W_RC_020 = Witness("refcount-0-2-0", "a refcount goes 0 -> 2 -> 0 (two holders, both released)",
+                   (_rc(2), _rc0_quiet))
+W_INTERLEAVE = Witness("lookup-during-update", "a serializer() lookup is in progress while an "
+                       "update_serialization() for the same agent is in progress", (_interleaved,))
+W_BOTH_WAYS = Witness("enabled-then-disabled", "an entry is enabled and later disabled again",
+                      (_en_entry, _dis_after))
+W_BLOCKED = Witness("thread-blocks-on-lock", "some thread inside an operation waits for a lock",
+                    (_blocked,))
+
+PROPERTIES: dict[str, Property] = {
+    p.name: p
+    for p in (
+        Property(
+            "serializer-mirrors-refcount",
+            "P1: when no thread is inside update_serialization()/serializer() for agent a, an "
+            "existing entry for a is enabled iff refcount(a) > 0",
+            "digest §4 P1; PR #11869/#11870; CBMC harness ref 69151498078 'P1'",
+            state=mirrors,
+            witnesses=(W_RC_020, W_BOTH_WAYS, W_INTERLEAVE),
+        ),
+        Property(
+            "creation-consistent",
+            "P2: an entry is created in the state the refcount gives at that moment, with no "
+            "refcount update in progress (atomic w.r.t. updates)",
+            "digest §4 P2; PR #11870 'created from a stale observation'",
+            watches=_creates,
+            step=creation_ok,
+            witnesses=(W_CREATED_EN, W_INTERLEAVE),
+        ),
+        Property(
+            "lock-order-acyclic",
+            "P5: the lock-acquisition graph of all actions has no cycle, and no reachable state "
+            "has every thread that is inside an operation blocked",
+            "digest §1.3, §4 P5; seed: 'Lock order is refcount -> serializer map -> per-agent "
+            "serializer in both paths'",
+            state=no_stuck_threads,
+            witnesses=(W_BLOCKED,),
+            static_lock_graph=True,
+        ),
+    )
+}
+
+
+def settled(b: Backend, s: State, m: Model) -> Term:
+    """A quiescent state reachable by running complete calls one at a time (no interleaving).
+
+    Every thread idle and no lock held; each updater either holds no reference or holds one on a
+    scope it enabled; refcounts equal the holders; entries exist for any subset of agents and
+    mirror the count. BMC may start from any such state: `spec.setup.prefix_for` rebuilds the
+    sequential calls that reach it, so every counterexample is still a path from Init.
+    """
+    cfg = m.cfg
+    parts: list[Term] = []
+    for t in cfg.threads():
+        parts.append(idle(s, t))
+    for lock in cfg.lock_instances():
+        from .vocabulary import lock_modes
+
+        for mode in lock_modes(lock):
+            parts += [b.Not(s[lv(lock, mode, t)]) for t in cfg.threads()]
+    for t in cfg.updater_ids():
+        parts.append(b.Implies(s[f"hold.{t}"], s[f"enable.{t}"]))
+        parts.append(b.Implies(b.Not(s[f"hold.{t}"]), b.Not(s[f"enable.{t}"])))
+        parts.append(b.Implies(s[f"hold.{t}"], b.Or(s[f"all.{t}"], *[s[f"in.{t}.{a}"] for a in range(cfg.agents)])))
+        if m.variant.global_flag:
+            parts.append(b.Implies(s[f"hold.{t}"], s[f"all.{t}"]))
+        for a in range(cfg.agents):
+            parts += [b.Not(s[f"pend.{t}.{a}"]), b.Not(s[f"was.{t}.{a}"]), b.Not(s[f"wh.{t}.{a}"])]
+            parts.append(b.Implies(s[f"all.{t}"], b.Not(s[f"in.{t}.{a}"])))
+    for i, t in enumerate(cfg.lookup_ids()):
+        # dead locals, pinned to what spec.setup leaves behind: the first lookup thread creates
+        # the entries in agent order, so it last looked up the highest existing agent
+        last: Term = 0
+        if i == 0:
+            for a in range(1, cfg.agents):
+                last = b.If(s[f"ser.ex.{a}"], a, last)
+        parts += [s[f"ag.{t}"] == last, b.Not(s[f"sh.{t}"])]
+    holders_all = b.Sum([b.And(s[f"hold.{t}"], s[f"all.{t}"]) for t in cfg.updater_ids()])
+    parts.append(s["rc.all"] == holders_all)
+    for a in range(cfg.agents):
+        holders_a = b.Sum([b.And(s[f"hold.{t}"], s[f"in.{t}.{a}"]) for t in cfg.updater_ids()])
+        parts.append(s[f"rc.{a}"] == holders_a)
+        if m.variant.global_flag:
+            parts.append(s[f"ser.en.{a}"] == b.And(s[f"ser.ex.{a}"], s["flag"]))
+        else:
+            parts.append(s[f"ser.en.{a}"] == b.And(s[f"ser.ex.{a}"], enabled(b, s, a)))
+    parts.append(s["flag"] == b.Or(s["rc.all"] > 0, *[s[f"rc.{a}"] > 0 for a in range(cfg.agents)]))
+    return b.And(*parts)
