@@ -1,0 +1,104 @@
+"""Drive a recorded run: holder (tool) threads and dispatch threads over one Controller."""
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, TextIO
+
+from spec.events import Header
+from spec.variants import VARIANTS
+
+from .recorder import Recorder
+from .runtime import Controller, Worker, update_scopes
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    variant: str
+    agents: int = 2
+    updaters: int = 2
+    lookups: int = 2
+    ops: int | None = 200  # calls per thread; None = run for `seconds`
+    seconds: float | None = None
+    jitter: float = 0.0
+    seed: int = 0
+    hold: float = 0.001  # a holder keeps its reference for up to this many seconds
+    stall: float = 2.0  # no event for this long while threads are inside calls = deadlock
+
+
+@dataclass(frozen=True)
+class RunResult:
+    events: int
+    seconds: float
+    deadlocked: bool
+
+
+def header_for(cfg: RunConfig) -> Header:
+    date = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    meta = (("seed", str(cfg.seed)), ("jitter", str(cfg.jitter)), ("hold", str(cfg.hold)),
+            ("source", "spmcheck-record"), ("date", date))
+    return Header(1, cfg.variant, cfg.agents, cfg.updaters, cfg.lookups, meta)
+
+
+def _updater(w: Worker, ctl: Controller, cfg: RunConfig, start: threading.Barrier,
+             stop: threading.Event) -> None:
+    scopes = update_scopes(cfg.agents, ctl.v.global_flag)
+    start.wait()
+    done = 0
+    while not stop.is_set() and (cfg.ops is None or done < cfg.ops):
+        # a holder: context start enables a scope, its stop disables the same scope
+        scope = w.rng.choice(scopes)
+        ctl.update_serialization(w, scope, True)
+        if cfg.hold:
+            # a context runs for a while between start and stop; without this, holders of
+            # different threads would almost never overlap under the GIL
+            time.sleep(w.rng.uniform(0, cfg.hold))
+        ctl.update_serialization(w, scope, False)
+        done += 2
+
+
+def _lookup(w: Worker, ctl: Controller, cfg: RunConfig, start: threading.Barrier,
+            stop: threading.Event) -> None:
+    start.wait()
+    done = 0
+    while not stop.is_set() and (cfg.ops is None or done < cfg.ops):
+        ctl.serializer(w, w.rng.randrange(cfg.agents))
+        done += 1
+
+
+def run(cfg: RunConfig, out: TextIO,
+        progress: Callable[[int, float], None] | None = None) -> RunResult:
+    v = VARIANTS[cfg.variant]
+    rec = Recorder(out, header_for(cfg))
+    ctl = Controller(v, cfg.agents, rec)
+    stop = threading.Event()
+    names = [f"u{i}" for i in range(cfg.updaters)] + [f"l{i}" for i in range(cfg.lookups)]
+    start = threading.Barrier(len(names))  # release every thread at once: creations race updates
+    threads = []
+    for n in names:
+        w = Worker(n, ctl, cfg.seed, cfg.jitter)
+        target = _updater if n.startswith("u") else _lookup
+        # daemon: a deadlocked variant must not keep the process alive
+        threads.append(threading.Thread(target=target, args=(w, ctl, cfg, start, stop), name=n,
+                                        daemon=True))
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    deadlocked = False
+    last_events, last_change = -1, t0
+    while any(t.is_alive() for t in threads):
+        time.sleep(0.05)
+        now = time.monotonic()
+        if cfg.seconds is not None and now - t0 >= cfg.seconds:
+            stop.set()
+        if rec.events != last_events:
+            last_events, last_change = rec.events, now
+        elif now - last_change > cfg.stall:
+            deadlocked = True
+            break
+        if progress:
+            progress(rec.events, now - t0)
+    rec.close()
+    return RunResult(rec.events, time.monotonic() - t0, deadlocked)
