@@ -1,0 +1,85 @@
+"""`spmcheck check FILE... [-]`: the checker's part of the CLI (checker/cli.py wires it in).
+
+Exit codes: 0 all accepted; 1 any violated/diverged; 2 any malformed or unreadable; 3 any
+inconclusive. The highest applicable code wins (so an inconclusive file outranks a violation).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .results import FileResult
+
+TRACES_DIR = Path(__file__).resolve().parent.parent / "traces"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="*", metavar="FILE",
+                        help="trace files ('-' = stdin); default: every *.log under the bundled traces/")
+    parser.add_argument("--json", metavar="PATH", default=None,
+                        help="write {'files': [...]} as JSON to PATH ('-' = stdout)")
+    parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                        help="check files in N processes (default 1)")
+    parser.add_argument("--lock-graph", metavar="PATH", default=None,
+                        help="write the merged lock-order graph of all files as DOT")
+
+
+def _check(path: str) -> FileResult:
+    from .replay import check_path
+
+    try:
+        return check_path(path)
+    except Exception as e:  # a checker bug must not hide the other files' results
+        from .results import Problem, Verdict
+
+        msg = f"internal error while checking: {type(e).__name__}: {e}"
+        return FileResult(path, Verdict.MALFORMED, code="TRC000", message=msg,
+                          problems=(Problem("TRC000", 0, 0, msg),))
+
+
+def run(args: argparse.Namespace) -> int:
+    from . import report
+
+    files: list[str] = list(args.files) or sorted(str(p) for p in TRACES_DIR.rglob("*.log"))
+    if not files:
+        print(f"no trace files given and none under {TRACES_DIR}", file=sys.stderr)
+        return 2
+    jobs = max(1, int(args.jobs or 1))
+    if jobs > 1 and len(files) > 1 and "-" not in files:
+        import multiprocessing as mp
+
+        with mp.get_context("fork").Pool(min(jobs, len(files))) as pool:
+            results = pool.map(_check, files, chunksize=1)
+    else:
+        results = [_check(f) for f in files]
+    json_to_stdout = args.json == "-"
+    out = sys.stderr if json_to_stdout else sys.stdout
+    for r in results:
+        for line in report.text_lines(r):
+            print(line, file=out)
+    if args.json:
+        text = report.to_json(results)
+        if json_to_stdout:
+            sys.stdout.write(text)
+        else:
+            Path(args.json).write_text(text, encoding="utf-8")
+    if args.lock_graph:
+        from .lockgraph import LockGraph
+
+        g = LockGraph()
+        for r in results:
+            g.merge(r.lock_edges, r.file)
+        Path(args.lock_graph).write_text(g.to_dot(), encoding="utf-8")
+    return max((r.exit_code for r in results), default=0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (`python -m checker.check_cli`), for use before the top-level CLI exists."""
+    p = argparse.ArgumentParser(prog="spmcheck check", description="check protocol traces (format v1)")
+    add_arguments(p)
+    return run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

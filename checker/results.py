@@ -1,0 +1,56 @@
+"""Typed results of checking one trace file; rendering lives in report.py."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Verdict(str, Enum):
+    ACCEPTED = "accepted"
+    VIOLATED = "violated"
+    DIVERGED = "diverged"
+    MALFORMED = "malformed"
+    INCONCLUSIVE = "inconclusive"
+
+
+# exit status per verdict; across files the highest wins (documented in traces/FORMAT.md)
+EXIT_CODE = {Verdict.ACCEPTED: 0, Verdict.VIOLATED: 1, Verdict.DIVERGED: 1,
+             Verdict.MALFORMED: 2, Verdict.INCONCLUSIVE: 3}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    line: int
+    text: str  # the event as rendered (or why the line matters)
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reported finding: an input error or the replay's verdict reason."""
+
+    code: str
+    line: int
+    col: int
+    message: str
+
+
+@dataclass(frozen=True)
+class FileResult:
+    file: str
+    verdict: Verdict
+    events: int = 0
+    line: int = 0
+    col: int = 1
+    prop: str = ""  # JSON key "property"
+    code: str = ""
+    message: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    problems: tuple[Problem, ...] = ()  # every bad line, capped
+    more_problems: int = 0  # bad lines beyond the cap
+    partial: str = ""  # what the replay had established before the input went bad
+    lock_edges: tuple[tuple[str, str, int], ...] = field(default=())  # (from, to, first line)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODE[self.verdict]
