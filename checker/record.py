@@ -36,7 +36,8 @@ class RunResult:
 
 
 def header_for(cfg: RunConfig) -> Header:
-    date = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    # UTC with a 'Z' suffix: header values may not contain '+' (checker/trace.lark META)
+    date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = (("seed", str(cfg.seed)), ("jitter", str(cfg.jitter)), ("hold", str(cfg.hold)),
             ("source", "spmcheck-record"), ("date", date))
     return Header(1, cfg.variant, cfg.agents, cfg.updaters, cfg.lookups, meta)

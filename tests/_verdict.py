@@ -1,8 +1,14 @@
-"""Verdict of a recorded trace for the runtime tests (temporary: test-only model replay)."""
+"""Verdict of a recorded trace for the runtime tests, from the real checker (checker.replay)."""
 from __future__ import annotations
 
-from ._model_replay import replay
+import io
+
+from checker.replay import check_stream
 
 
 def verdict(text: str) -> tuple[str, str | None]:
-    return replay(text)
+    """("ok", None) if accepted, else (verdict name, property or problem code)."""
+    r = check_stream(io.BytesIO(text.encode()), "<recorded>")
+    if r.verdict.value == "accepted":
+        return "ok", None
+    return r.verdict.value, (r.prop or f"{r.code}: {r.message}")

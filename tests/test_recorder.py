@@ -31,6 +31,7 @@ def test_trace_is_seq_ordered_and_has_header() -> None:
     assert {ln.split()[1] for ln in lines[1:]} == {"u0", "u1", "l0", "l1"}
 
 
+@pytest.mark.slow  # ~1 s to record, the rest is replay of >100k events
 def test_final_long_run_is_accepted() -> None:
     cfg = RunConfig("final", agents=3, updaters=3, lookups=3, ops=2000, jitter=0.02, seed=7,
                     hold=0.0002)
