@@ -78,7 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     """Standalone entry (`python -m checker.check_cli`), for use before the top-level CLI exists."""
     p = argparse.ArgumentParser(prog="spmcheck check", description="check protocol traces (format v1)")
     add_arguments(p)
-    return run(p.parse_args(argv))
+    try:
+        return run(p.parse_args(argv))
+    except BrokenPipeError:  # `spmcheck check | head`: the reader left, which is not an error here
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

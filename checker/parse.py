@@ -161,13 +161,17 @@ def parse_line(text: str, last: bool = False) -> Record:
 
 
 def lark_parse(text: str, last: bool = False) -> Record:
-    for i, ch in enumerate(text):
-        if (ch < " " and ch != "\t") or ch == "\x7f":
-            raise TraceSyntaxError("TRC016", i + 1, f"binary data: control character {ch!r}")
     try:
         return grammar().lark.parse(text)  # type: ignore[no-any-return]
     except UnexpectedInput as e:
+        for i, ch in enumerate(text):  # only picks the code/message; Lark already rejected it
+            if (ch < " " and ch != "\t") or ch == "\x7f":
+                return _raise(TraceSyntaxError("TRC016", i + 1, f"binary data: control character {ch!r}"))
         raise _syntax_error(e, text, last) from None
+
+
+def _raise(e: TraceSyntaxError) -> Record:
+    raise e
 
 
 def _syntax_error(e: UnexpectedInput, text: str, last: bool) -> TraceSyntaxError:
