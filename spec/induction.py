@@ -118,3 +118,29 @@ def implies_property(model: Model, trans: Transition, inv: Inductive, prop: Prop
     if r == z3.unknown:
         return ImplResult("unknown", s.reason_unknown())
     return ImplResult("not-implied", "the inductive invariant found does not imply the property")
+
+
+def verify_stored(model: Model, trans: Transition, names: list[str], timeout: float) -> Inductive:
+    """Check a stored invariant (candidate names): holds in Init and is inductive, in one query.
+
+    If it is not (the model changed), Houdini continues from it, so a stale file only costs time.
+    """
+    t0 = time.monotonic()
+    by_name = {c.name: c for c in candidates(model)}
+    missing = [n for n in names if n not in by_name]
+    chosen = [by_name[n] for n in names if n in by_name]
+    if missing:
+        return Inductive("unknown", tuple(chosen), f"stored invariant names {len(missing)} unknown conjuncts")
+    init = model.init_state()
+    if not all(c.fn(CONCRETE, init) for c in chosen):
+        return Inductive("unknown", tuple(chosen), "stored invariant fails in Init")
+    s = _solver()
+    s.set("timeout", max(1, int(timeout * 1000)))
+    s.add(trans.formula)
+    s.add(*[_b(c.fn(Z3, trans.S)) for c in chosen])
+    s.add(z3.Not(z3.And(*[_b(c.fn(Z3, trans.S2)) for c in chosen])))
+    r = s.check()
+    if r == z3.unsat:
+        return Inductive("inductive", tuple(chosen), "", time.monotonic() - t0, 1)
+    return Inductive("unknown", tuple(chosen), "stored invariant is not inductive" if r == z3.sat
+                     else s.reason_unknown(), time.monotonic() - t0, 1)

@@ -137,6 +137,9 @@ def candidates(m: Model) -> list[Candidate]:
             for k in ("hold", "enable", "all"):
                 add(f"{t}@{p} -> {k}", lambda b, s, t=t, p=p, k=k: b.Implies(_at(s, t, p), s[f"{k}.{t}"]))
                 add(f"{t}@{p} -> !{k}", lambda b, s, t=t, p=p, k=k: b.Implies(_at(s, t, p), b.Not(s[f"{k}.{t}"])))
+            add(f"{t}@{p} -> all or some pending", lambda b, s, t=t, p=p: b.Implies(_at(s, t, p), b.Or(s[f"all.{t}"], *[s[f"pend.{t}.{a}"] for a in A])))
+            add(f"{t}@{p} -> all or some in scope", lambda b, s, t=t, p=p: b.Implies(_at(s, t, p), b.Or(s[f"all.{t}"], *[s[f"in.{t}.{a}"] for a in A])))
+            add(f"{t}@{p} -> some pending", lambda b, s, t=t, p=p: b.Implies(_at(s, t, p), b.Or(*[s[f"pend.{t}.{a}"] for a in A])))
             add(f"{t}@{p} -> hold==enable", lambda b, s, t=t, p=p: b.Implies(_at(s, t, p), s[f"hold.{t}"] == s[f"enable.{t}"]))
             add(f"{t}@{p} -> scope nonempty", lambda b, s, t=t, p=p: b.Implies(b.And(_at(s, t, p), s[f"hold.{t}"]), b.Or(s[f"all.{t}"], *[s[f"in.{t}.{a}"] for a in A])))
     for t in cfg.lookup_ids():

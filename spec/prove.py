@@ -1,0 +1,299 @@
+"""`spmcheck prove`: one verdict per (variant, property), with evidence.
+
+proved    — an inductive invariant (checked by Z3: Init ⊨ Inv, Inv ∧ T ⊨ Inv', Inv ⊨ P) at the
+            stated size; covers every depth. Witnesses must be reachable too.
+violated  — a counterexample found by BMC, re-executed on the concrete reading at the requested
+            size, minimised, and rendered as trace steps.
+unknown   — anything else (timeout, solver unknown, no invariant and no counterexample).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import z3
+
+from .backend import CONCRETE
+from .bmc import search, stages_target, violation_target
+from .events import value_text
+from .expected import expected
+from .induction import Inductive, houdini, implies_property, verify_stored
+from .invariants import candidates
+from .model import Action, Model, apply
+from .properties import PROPERTIES, Property, Witness
+from .results import CexStep, ProofResult, WitnessResult
+from .setup import SetupError, prefix_for
+from .variants import VARIANTS
+from .vocabulary import Config
+from .z3_encoding import Transition
+
+PROOFS_DIR = Path(__file__).resolve().parent / "proofs"
+SCHEDULE = (6, 12, 20, 28, 36)
+
+
+class InternalError(RuntimeError):
+    """The two readings disagree on a counterexample: a bug in spmcheck, never a verdict."""
+
+
+def ladder(cfg: Config) -> list[Config]:
+    """Small instances first: a path found there is replayed at the requested size."""
+    out: list[Config] = []
+    for c in (Config(1, 1, 1), Config(1, min(cfg.updaters, 2), 0), Config(1, min(cfg.updaters, 2), 1),
+              Config(min(cfg.agents, 2), min(cfg.updaters, 2), min(cfg.lookups, 2)), cfg):
+        if c.agents <= cfg.agents and c.updaters <= cfg.updaters and c.lookups <= cfg.lookups \
+                and c.updaters + c.lookups > 0 and c not in out:
+            out.append(c)
+    return out
+
+
+def lift(small: Model, big: Model, s0: dict) -> dict:
+    """The small instance's settled start state as a settled state of the big instance."""
+    out = big.init_state()
+    for k, v in s0.items():
+        if k in out:
+            out[k] = v
+    if big.cfg.lookups:
+        last = 0
+        for a in range(big.cfg.agents):
+            if out[f"ser.ex.{a}"]:
+                last = a
+        out[f"ag.{big.cfg.lookup_ids()[0]}"] = last
+    return out
+
+
+def _z3val(v: z3.ExprRef) -> int | bool:
+    if z3.is_bool(v):
+        return z3.is_true(v)
+    return v.as_long()
+
+
+def execute(model: Model, start: dict, acts: Sequence[Action]) -> list[dict] | None:
+    states = [start]
+    for a in acts:
+        if not a.enabled(CONCRETE, states[-1]):
+            return None
+        states.append(apply(model, CONCRETE, states[-1], a))
+    return states
+
+
+def _violates(model: Model, prop: Property, states: list[dict], acts: Sequence[Action]) -> bool:
+    if prop.state is not None:
+        return not prop.state(CONCRETE, states[-1], model)
+    assert prop.watches is not None and prop.step is not None
+    return bool(acts) and prop.watches(acts[-1]) and not prop.step(CONCRETE, states[-2], model, acts[-1])
+
+
+def _reaches(model: Model, w: Witness, states: list[dict]) -> bool:
+    j = 0
+    for s in states:
+        while j < len(w.stages) and w.stages[j](CONCRETE, s, model):
+            j += 1
+    return j == len(w.stages)
+
+
+def minimise(model: Model, start: dict, acts: list[Action], ok: Callable[[list[dict], list[Action]], bool]) -> list[Action]:
+    """Drop single steps while the path stays executable and still shows the target (1-minimal)."""
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(acts) - 1, -1, -1):
+            trial = acts[:i] + acts[i + 1:]
+            st = execute(model, start, trial)
+            if st is not None and ok(st, trial):
+                acts = trial
+                changed = True
+    return acts
+
+
+def find_path(model: Model, bad_at_for: Callable[[Model], tuple], ok: Callable[[list[dict], list[Action]], bool],
+              timeout: float) -> tuple[list[Action], list[Action], str] | None | str:
+    """Search the ladder of instances; return (setup, race, note) at `model`'s size, None, or 'unknown'."""
+    deadline = time.monotonic() + timeout
+    saw_unknown = ""
+    for small_cfg in ladder(model.cfg):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return saw_unknown or "timeout"
+        small = Model(small_cfg, model.variant)
+        bad_at, needs_step = bad_at_for(small)
+        tr = Transition(small, stutter=True)
+        out = search(small, bad_at, needs_step, 0, remaining, tr, settled_init=True, schedule=SCHEDULE)
+        if out.status == "unknown":
+            saw_unknown = out.reason or "unknown"
+            continue
+        if out.status != "found":
+            continue
+        s0 = {k: _z3val(v) for k, v in (out.init or {}).items()}
+        target = lift(small, model, s0)
+        try:
+            setup = prefix_for(model, target)
+        except SetupError as e:
+            raise InternalError(f"settled start state not reproducible: {e}") from e
+        race: list[Action] = []
+        for i in out.actions:
+            sa = small.actions[i]
+            key = (sa.thread, sa.kind, tuple((k, str(v)) for k, v in sa.static_args().items()))
+            cands = model.actions_by_key.get(key, [])
+            state = execute(model, model.init_state(), setup + race)
+            assert state is not None
+            match = [c for c in cands if c.enabled(CONCRETE, state[-1])]
+            if len(match) != 1:
+                raise InternalError(f"BMC step '{sa.describe()}' is not executable on the concrete reading")
+            race.append(match[0])
+        start_states = execute(model, model.init_state(), setup)
+        assert start_states is not None
+        start = start_states[-1]
+        st = execute(model, start, race)
+        if st is None or not ok(st, race):
+            raise InternalError("BMC path does not show the target on the concrete reading")
+        race = minimise(model, start, race, ok)
+        note = f"found at {small_cfg.describe()}; {out.reason}".rstrip("; ")
+        return setup, race, note
+    return saw_unknown or None
+
+
+def render(model: Model, setup: list[Action], race: list[Action]) -> tuple[CexStep, ...]:
+    steps: list[CexStep] = []
+    s = model.init_state()
+    for i, a in enumerate(setup + race):
+        obs = a.observed(CONCRETE, s)
+        nxt = apply(model, CONCRETE, s, a)
+        args = tuple((k, value_text(v)) for k, v in a.static_args().items()) + \
+            tuple((k, value_text(v)) for k, v in obs.items())
+        changes = tuple((n, value_text(s[n]), value_text(nxt[n])) for n in model.var_names if nxt[n] != s[n])
+        steps.append(CexStep(i + 1, a.thread, a.kind, args, changes, setup=i < len(setup)))
+        s = nxt
+    return tuple(steps)
+
+
+def inv_file(model: Model) -> Path:
+    c = model.cfg
+    return PROOFS_DIR / f"{model.variant.name}-a{c.agents}-u{c.updaters}-l{c.lookups}.inv"
+
+
+def invariant_for(model: Model, timeout: float) -> Inductive:
+    trans = Transition(model, ints="int")
+    path = inv_file(model)
+    if path.exists():
+        names = [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+        inv = verify_stored(model, trans, names, timeout)
+        if inv.status == "inductive":
+            return inv
+    return houdini(model, trans, timeout)
+
+
+def witness(model: Model, w: Witness, timeout: float) -> WitnessResult:
+    t0 = time.monotonic()
+    ok = lambda st, acts: _reaches(model, w, st)  # noqa: E731
+    try:
+        got = find_path(model, lambda m: (stages_target(m, w.stages), False), ok, timeout)
+    except InternalError as e:
+        return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, f"internal error: {e}")
+    if isinstance(got, tuple):
+        setup, race, note = got
+        return WitnessResult(w.name, w.summary, "reachable", len(setup) + len(race), time.monotonic() - t0, note)
+    if got is None:
+        return WitnessResult(w.name, w.summary, "unreachable", 0, time.monotonic() - t0,
+                             f"not reached within {SCHEDULE[-1]} steps")
+    return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, got)
+
+
+def prove_variant(variant: str, props: Sequence[str], cfg: Config, timeout: float,
+                  progress: Callable[[str], None] = lambda s: None) -> list[ProofResult]:
+    model = Model(cfg, variant)
+    t0 = time.monotonic()
+    progress(f"{variant}: checking inductive invariant")
+    inv = invariant_for(model, timeout)
+    inv_secs = time.monotonic() - t0
+    trans = Transition(model, ints="int")
+    out: list[ProofResult] = []
+    witness_cache: dict[str, WitnessResult] = {}
+    for pname in props:
+        prop = PROPERTIES[pname]
+        exp, src = expected(variant, pname)
+        t1 = time.monotonic()
+        progress(f"{variant} / {pname}")
+        graph_note = ""
+        cycle = None
+        if prop.static_lock_graph:
+            from .lockgraph import explore_edges
+
+            g = explore_edges(variant)
+            if g.cycles:
+                cycle = g.cycles[0]
+                graph_note = "lock-order cycle " + " -> ".join(cycle + (cycle[0],))
+        impl = implies_property(model, trans, inv, prop, timeout)
+        if impl.status == "proved" and cycle is None:
+            ws = []
+            for w in prop.witnesses:
+                if w.name not in witness_cache:
+                    progress(f"{variant}: witness {w.name}")
+                    witness_cache[w.name] = witness(model, w, timeout)
+                ws.append(witness_cache[w.name])
+            verdict = "proved"
+            reason = ""
+            if any(w.verdict != "reachable" for w in ws):
+                verdict = "unknown"
+                reason = "a non-vacuity witness was not reached: " + ", ".join(
+                    f"{w.name} ({w.verdict})" for w in ws if w.verdict != "reachable")
+            out.append(ProofResult(variant, pname, verdict, exp,
+                                   f"inductive invariant ({len(inv.kept)} conjuncts, Houdini-checked)" +
+                                   ("; static lock graph acyclic" if prop.static_lock_graph else ""),
+                                   "any depth", "fixed size " + cfg.describe(),
+                                   inv_secs + time.monotonic() - t1, None, tuple(ws), reason, src))
+            continue
+        ok = lambda st, acts, prop=prop: _violates(model, prop, st, acts)  # noqa: E731
+        try:
+            got = find_path(model, lambda m, prop=prop: violation_target(m, prop), ok,
+                            max(1.0, timeout - (time.monotonic() - t1)))
+        except InternalError as e:
+            out.append(ProofResult(variant, pname, "unknown", exp, "bmc", "-", "-", time.monotonic() - t1,
+                                   None, (), f"internal error: {e}", src))
+            continue
+        if isinstance(got, tuple):
+            setup, race, note = got
+            out.append(ProofResult(variant, pname, "violated", exp, "bmc (strided deepening) + concrete replay",
+                                   f"{len(race)} steps after {len(setup)} setup steps", "-",
+                                   time.monotonic() - t1, render(model, setup, race), (),
+                                   "; ".join(x for x in (note, graph_note) if x), src))
+            continue
+        if cycle is not None:
+            out.append(ProofResult(variant, pname, "violated", exp, "static lock graph", "-", "-",
+                                   time.monotonic() - t1, None, (), graph_note + "; no deadlocking path found", src))
+            continue
+        why = impl.reason if impl.status != "proved" else ""
+        bound = f"no counterexample within {SCHEDULE[-1]} steps" if got is None else "-"
+        out.append(ProofResult(variant, pname, "unknown", exp, "bmc + induction", bound, "-",
+                               time.monotonic() - t1, None, (),
+                               "; ".join(x for x in (why, got if isinstance(got, str) else "") if x)
+                               or "no inductive invariant found and no counterexample", src))
+    return out
+
+
+def prove_all(variants: Sequence[str], props: Sequence[str], cfg: Config, timeout: float,
+              progress: Callable[[str], None] = lambda s: None) -> list[ProofResult]:
+    out: list[ProofResult] = []
+    for v in variants:
+        out += prove_variant(v, props, cfg, timeout, progress)
+    return out
+
+
+def write_invariants(variants: Sequence[str], cfg: Config, timeout: float) -> list[Path]:
+    """Regenerate the stored invariants (spmcheck prove --infer)."""
+    PROOFS_DIR.mkdir(exist_ok=True)
+    paths = []
+    for v in variants:
+        model = Model(cfg, v)
+        inv = houdini(model, Transition(model, ints="int"), timeout)
+        if inv.status != "inductive":
+            continue
+        p = inv_file(model)
+        p.write_text(f"# Houdini-inferred inductive invariant for {v} at {cfg.describe()}; "
+                     f"regenerate with `spmcheck prove --infer`\n" + "\n".join(c.name for c in inv.kept) + "\n")
+        paths.append(p)
+    return paths
+
+
+__all__ = ["prove_all", "prove_variant", "write_invariants", "VARIANTS", "candidates", "InternalError"]
