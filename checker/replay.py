@@ -9,6 +9,7 @@ generic model code and then reused (states are interned as tuples). The memo is 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import BinaryIO, Callable
 
 from spec.backend import CONCRETE
@@ -45,10 +46,9 @@ class _Reads(dict):  # type: ignore[type-arg]
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """Memoised outcome of one event in one state."""
+    """Memoised outcome of one event, valid in every state that agrees on the variables it read."""
 
-    nxt: int  # next state id (unused when fail is set)
-    written: tuple[int, ...]  # indices of the variables the action wrote
+    delta: tuple[tuple[int, object], ...]  # (variable index, new value) the action wrote
     edges: tuple[tuple[str, str], ...]  # lock-order edges (held class -> acquired class)
     fail: "Failure | None" = None
 
@@ -62,8 +62,18 @@ class Failure:
     reads: tuple[str, ...] = ()  # variables whose last writers are the evidence
 
 
+_OK = object()  # memo value: every state property holds
+
+
 class Engine:
-    """Model + memo for one (variant, config); reused across files in one process."""
+    """Model + memo for one (variant, config); reused across files in one process.
+
+    Memo keys are the values of the variables an evaluation actually *read* (recorded by
+    `_Reads`). The concrete evaluation is deterministic, so any state that agrees with an earlier
+    one on those variables takes the same path, reads the same variables and gets the same result:
+    the memo is exact, and far smaller than a memo on whole states (a random walk of 1M events
+    visits hundreds of thousands of distinct states but only a few thousand distinct projections).
+    """
 
     def __init__(self, model: Model) -> None:
         self.model = model
@@ -79,45 +89,63 @@ class Engine:
         self.reset()
 
     def reset(self) -> None:
-        self.states: list[tuple[object, ...]] = []
-        self.sid_of: dict[tuple[object, ...], int] = {}
-        self.memo: dict[tuple[int, str], Step] = {}
-        self.state_fail: dict[int, Failure | None] = {}
+        # event text (after the sequence number) -> [(projection, {projected values: Step}, indices)]
+        self.memo: dict[str, list[tuple[Callable[[list[object]], object], dict[object, Step], tuple[int, ...]]]] = {}
+        self.prop_memo: list[tuple[Callable[[list[object]], object], dict[object, object], tuple[int, ...]]] = []
+        self.size = 0
 
-    def intern(self, tup: tuple[object, ...]) -> int:
-        sid = self.sid_of.get(tup)
-        if sid is None:
-            sid = len(self.states)
-            self.states.append(tup)
-            self.sid_of[tup] = sid
-        return sid
-
-    def state(self, sid: int) -> dict[str, object]:
-        return dict(zip(self.names, self.states[sid]))
-
-    def init_sid(self) -> int:
+    def init_state(self) -> list[object]:
         s = self.model.init_state()
-        return self.intern(tuple(s[n] for n in self.names))
+        return [s[n] for n in self.names]
 
-    def trim(self, sid: int) -> int:
-        """Drop the memo when it grows too big; returns the current state's new id."""
-        tup = self.states[sid]
-        self.reset()
-        return self.intern(tup)
+    def _getter(self, reads: list[str]) -> tuple[tuple[int, ...], Callable[[list[object]], object]]:
+        idx = tuple(sorted({self.index[v] for v in reads}))
+        if not idx:
+            return idx, lambda st: ()
+        if len(idx) == 1:
+            i = idx[0]
+            return idx, lambda st: (st[i],)
+        return idx, itemgetter(*idx)
 
-    def check_state(self, sid: int) -> Failure | None:
-        if sid in self.state_fail:
-            return self.state_fail[sid]
-        out = None
-        s = self.state(sid)
-        for p in self.state_props:
-            rec = _Reads(s)
-            if not p.state(CONCRETE, rec, self.model):  # type: ignore[misc]
-                out = Failure(Verdict.VIOLATED, "CHK101", f"property {p.name} fails: {p.summary}",
-                              p.name, tuple(rec.read))
+    def _store(self, table_list: list, reads: list[str], st: list[object], value: object) -> None:  # type: ignore[type-arg]
+        if self.size >= MEMO_LIMIT:
+            self.reset()
+            return
+        idx, get = self._getter(reads)
+        for g, table, known in table_list:
+            if known == idx:
+                get = g
                 break
-        self.state_fail[sid] = out
-        return out
+        else:
+            table = {}
+            table_list.append((get, table, idx))
+        table[get(st)] = value
+        self.size += 1
+
+    def lookup(self, st: list[object], body: str) -> Step | None:
+        entry = self.memo.get(body)
+        if entry:
+            for get, table, _ in entry:
+                out = table.get(get(st))
+                if out is not None:
+                    return out
+        return None
+
+    def check_state(self, st: list[object]) -> Failure | None:
+        for get, table, _ in self.prop_memo:
+            out = table.get(get(st))
+            if out is not None:
+                return None if out is _OK else out  # type: ignore[return-value]
+        rec = _Reads(dict(zip(self.names, st)))
+        res: object = _OK
+        for p in self.state_props:
+            mark = len(rec.read)
+            if not p.state(CONCRETE, rec, self.model):  # type: ignore[misc]
+                res = Failure(Verdict.VIOLATED, "CHK101", f"property {p.name} fails: {p.summary}",
+                              p.name, tuple(rec.read[mark:]))
+                break
+        self._store(self.prop_memo, rec.read, st, res)
+        return None if res is _OK else res  # type: ignore[return-value]
 
     def options(self, s: dict[str, object], t: str) -> str:
         """What thread t could do in state s (for divergence messages)."""
@@ -128,32 +156,34 @@ class Engine:
                 out.append(a.describe() + (f" (blocked: {bad[0]})" if bad else ""))
         return "; ".join(out[:6]) + (" ..." if len(out) > 6 else "") if out else "nothing"
 
-    def compute(self, sid: int, ev: Event) -> Step:
-        s = self.state(sid)
+    def compute(self, st: list[object], ev: Event, body: str | None) -> Step:
+        """Evaluate one event with the generic model code; memoise it under `body` if given."""
+        rec = _Reads(dict(zip(self.names, st)))
+        step = self._compute(rec, ev)
+        if body is not None:
+            self._store(self.memo.setdefault(body, []), rec.read, st, step)
+        return step
+
+    def _compute(self, rec: "_Reads", ev: Event) -> Step:
         t, kind = ev.thread, ev.kind
-        fail = self._match(s, ev)
-        if isinstance(fail, Failure):
-            return Step(sid, (), (), fail)
-        act = fail
-        obs = act.observed(CONCRETE, s)
-        rec = _Reads(s)
+        act = self._match(rec, ev)
+        if isinstance(act, Failure):
+            return Step((), (), act)
         for p in self.step_props:
-            if p.watches(act) and not p.step(CONCRETE, rec, self.model, act):  # type: ignore[misc]
-                return Step(sid, (), (), Failure(Verdict.VIOLATED, "CHK101",
-                                                 f"property {p.name} fails at this step: {p.summary}",
-                                                 p.name, tuple(rec.read)))
-        del obs
-        eff = act.effect(CONCRETE, s)
-        post = dict(s)
-        post.update(eff)
-        nxt = self.intern(tuple(post[n] for n in self.names))
+            if p.watches(act):
+                mark = len(rec.read)
+                if not p.step(CONCRETE, rec, self.model, act):  # type: ignore[misc]
+                    return Step((), (), Failure(Verdict.VIOLATED, "CHK101",
+                                                f"property {p.name} fails at this step: {p.summary}",
+                                                p.name, tuple(rec.read[mark:])))
+        eff = act.effect(CONCRETE, rec)
         edges: tuple[tuple[str, str], ...] = ()
         if kind == "lock_acquire":
             new = lock_class(ev.arg("lock") or "")
-            edges = tuple(dict.fromkeys((lock_class(lock), new) for lock, m in self.locks if s[lv(lock, m, t)]))
-        return Step(nxt, tuple(self.index[k] for k in eff), edges, self.check_state(nxt))
+            edges = tuple(dict.fromkeys((lock_class(lock), new) for lock, m in self.locks if rec[lv(lock, m, t)]))
+        return Step(tuple((self.index[k], v) for k, v in eff.items()), edges)
 
-    def _match(self, s: dict[str, object], ev: Event) -> Action | Failure:
+    def _match(self, s: "_Reads", ev: Event) -> Action | Failure:
         t, kind, m = ev.thread, ev.kind, self.model
         if t not in self.threads:
             return Failure(Verdict.MALFORMED, "TRC010",
@@ -177,17 +207,17 @@ class Engine:
                            f"{t} is at '{label}' and cannot do '{kind}' here ({why[0] if why else ''} "
                            f"is false); it could do: {self.options(s, t)}", reads=(f"pc.{t}",))
         act = chosen[0]
-        rec = _Reads(s)
-        for desc, ok in act.guards(CONCRETE, rec):
+        mark = len(s.read)
+        for desc, ok in act.guards(CONCRETE, s):
             if not ok:
-                return Failure(Verdict.DIVERGED, "CHK201", f"guard failed: {desc}", reads=tuple(rec.read))
-        rec = _Reads(s)
-        for k, v in act.observed(CONCRETE, rec).items():
+                return Failure(Verdict.DIVERGED, "CHK201", f"guard failed: {desc}", reads=tuple(s.read[mark:]))
+        mark = len(s.read)
+        for k, v in act.observed(CONCRETE, s).items():
             got = ev.arg(k)
             if got != value_text(v):
                 return Failure(Verdict.DIVERGED, "CHK202",
                                f"observed {k}={got} but the model gives {k}={value_text(v)}",
-                               reads=tuple(rec.read))
+                               reads=tuple(s.read[mark:]))
         return act
 
 
@@ -239,7 +269,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
     run = _Run(name)
     header: Header | None = None
     eng: Engine | None = None
-    sid = 0
+    state: list[object] = []
     expect = -1  # next sequence number; -1 before the first event
     last_seq = -1
     replaying = False
@@ -249,6 +279,32 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
     graph = LockGraph()
     edge_seen: set[tuple[str, str]] = set()
     seen_any = False
+
+    def advance(stp: Step, n: int, text: str, col: int) -> bool:
+        """Apply one matched step to `state`; False when the replay has to stop here."""
+        f = stp.fail
+        if f is None:
+            for i, v in stp.delta:
+                state[i] = v
+                lastw[i] = n
+                lastt[i] = text
+            f = eng.check_state(state)  # type: ignore[union-attr]
+        if f is not None:
+            run.stop = (n, f, _evidence(f.reads, eng, lastw, lastt, n, text))  # type: ignore[arg-type]
+            if f.verdict is Verdict.MALFORMED:
+                run.problem(f.code, n, col, f.message)
+            return False
+        for e in stp.edges:
+            if e not in edge_seen:
+                edge_seen.add(e)
+                cyc = graph.add(e[0], e[1], n, name)
+                if cyc:
+                    ev_lines = tuple(Evidence(ln, f"{a} -> {b}", "first acquisition in this order")
+                                     for a, b, ln in cyc)
+                    run.stop = (n, Failure(Verdict.VIOLATED, "CHK102", "lock-order cycle (potential deadlock): "
+                                           + " -> ".join([c[0] for c in cyc] + [cyc[0][0]]), DEADLOCK), ev_lines)
+                    return False
+        return True
 
     for n, text, err, nl in read_lines(stream):
         if err is not None:
@@ -262,39 +318,15 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             if seq == expect:
                 expect = seq + 1
                 last_seq = seq
-                key = (sid, text[m.end(seq_g):])
-                st = eng.memo.get(key)  # type: ignore[union-attr]
-                if st is None:
+                body = text[m.end(seq_g):]
+                stp = eng.lookup(state, body)  # type: ignore[union-attr]
+                if stp is None:
                     ev = parse_line(text)
                     assert isinstance(ev, Event)
-                    if len(eng.memo) >= MEMO_LIMIT:  # type: ignore[union-attr]
-                        sid = eng.trim(sid)  # type: ignore[union-attr]
-                        key = (sid, key[1])
-                    st = eng.compute(sid, ev)  # type: ignore[union-attr]
-                    eng.memo[key] = st  # type: ignore[union-attr]
+                    stp = eng.compute(state, ev, body)  # type: ignore[union-attr]
                 events += 1
-                if st.fail is not None:
-                    run.stop = (n, st.fail, _evidence(st.fail.reads, eng, lastw, lastt, n, text))  # type: ignore[arg-type]
-                    if st.fail.verdict is Verdict.MALFORMED:
-                        run.problem(st.fail.code, n, m.start(g.thread_group) + 2, st.fail.message)
+                if not advance(stp, n, text, m.start(g.thread_group) + 2):
                     replaying = False
-                    continue
-                sid = st.nxt
-                for i in st.written:
-                    lastw[i] = n
-                    lastt[i] = text
-                for e in st.edges:
-                    if e not in edge_seen:
-                        edge_seen.add(e)
-                        cyc = graph.add(e[0], e[1], n, name)
-                        if cyc:
-                            ev_lines = tuple(Evidence(ln, f"{a} -> {b}", "first acquisition in this order")
-                                             for a, b, ln in cyc)
-                            run.stop = (n, Failure(Verdict.VIOLATED, "CHK102",
-                                                   "lock-order cycle (potential deadlock): "
-                                                   + " -> ".join([c[0] for c in cyc] + [cyc[0][0]]),
-                                                   DEADLOCK), ev_lines)
-                            replaying = False
                 continue
         # slow path: comments, header, errors, sequence problems, lines after the replay stopped
         try:
@@ -320,12 +352,12 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
                 run.problem(bad[0], n, 1, bad[1])
                 continue
             eng = engine_for(rec)
-            sid = eng.init_sid()
+            state = eng.init_state()
             lastw = [0] * len(eng.names)
             lastt = [""] * len(eng.names)
             replaying = not run.problems
             if replaying:
-                f0 = eng.check_state(sid)
+                f0 = eng.check_state(state)
                 if f0 is not None:
                     run.stop = (n, f0, ())
                     replaying = False
@@ -358,23 +390,16 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
         expect = ev.seq + 1
         if not replaying:
             continue
-        # a valid event the regex did not take (cannot happen for grammar-derived regex, but Lark
-        # is the definition): replay it through the same path
-        st = eng.compute(sid, ev)  # type: ignore[union-attr]
+        # a valid event the regex did not take (cannot happen for the grammar-derived regex, but
+        # Lark is the definition): replay it through the same path, unmemoised
         events += 1
-        if st.fail is not None:
-            run.stop = (n, st.fail, _evidence(st.fail.reads, eng, lastw, lastt, n, text))  # type: ignore[arg-type]
+        if not advance(eng.compute(state, ev, None), n, text, 1):  # type: ignore[union-attr]
             replaying = False
-            continue
-        sid = st.nxt
-        for i in st.written:
-            lastw[i] = n
-            lastt[i] = text
 
     if on_edges is not None:
         on_edges([(a, b, int(d["line"])) for a, b, d in graph.g.edges(data=True)])
     edges = tuple((a, b, int(d["line"])) for a, b, d in graph.g.edges(data=True))
-    return _finish(run, header, eng, sid, events, lastw, lastt, edges, seen_any, replaying)
+    return _finish(run, header, eng, state, events, lastw, lastt, edges, seen_any, replaying)
 
 
 def _evidence(reads: tuple[str, ...], eng: Engine, lastw: list[int], lastt: list[str], n: int,
@@ -394,7 +419,7 @@ def _evidence(reads: tuple[str, ...], eng: Engine, lastw: list[int], lastt: list
     return tuple(ev) + (Evidence(n, text, "this event"),)
 
 
-def _finish(run: _Run, header: Header | None, eng: Engine | None, sid: int, events: int,
+def _finish(run: _Run, header: Header | None, eng: Engine | None, state: list[object], events: int,
             lastw: list[int], lastt: list[str], edges: tuple[tuple[str, str, int], ...],
             seen_any: bool, replaying: bool) -> FileResult:
     name = run.name
@@ -421,7 +446,7 @@ def _finish(run: _Run, header: Header | None, eng: Engine | None, sid: int, even
         return FileResult(name, Verdict.INCONCLUSIVE, events, run.gap[0], 1, "", "TRC013", run.gap[1],
                           (), (), 0, "", edges)
     assert eng is not None
-    s = eng.state(sid)
+    s = dict(zip(eng.names, state))
     inside = [t for t in eng.model.cfg.threads()
               if s[f"pc.{t}"] != 0]  # label 0 is 'idle' for both roles
     if inside:
