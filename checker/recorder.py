@@ -9,6 +9,8 @@ variants get wrong, so the trace must not hide it.
 """
 from __future__ import annotations
 
+import io
+import os
 import threading
 from typing import Callable, TextIO
 
@@ -19,6 +21,13 @@ Args = tuple[tuple[str, object], ...]
 
 def _fmt(seq: int, thread: str, kind: str, args: Args) -> str:
     return f"{seq} {thread} {kind}" + "".join(f" {k}={value_text(v)}" for k, v in args) + "\n"
+
+
+def _fd_of(out: TextIO) -> int | None:
+    try:
+        return out.fileno()
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        return None  # in-memory streams (tests)
 
 
 class Recorder:
@@ -33,6 +42,7 @@ class Recorder:
         self._io = threading.Lock()  # serialises writes of the flusher and the final close
         out.write(render_header(header) + "\n")
         out.flush()
+        self._fd = _fd_of(out)
         self._flusher = threading.Thread(target=self._flush_loop, args=(flush_interval,),
                                          name="trace-flusher", daemon=True)
         self._flusher.start()
@@ -63,8 +73,17 @@ class Recorder:
             if chunk:
                 # lines were appended in seq order under the mutex and chunks are written in
                 # the order they were taken, so the file stays sorted by seq
-                self._out.write("".join(chunk))
-            self._out.flush()
+                data = "".join(chunk)
+                if self._fd is None:
+                    self._out.write(data)
+                else:
+                    # one write(2) per chunk of whole lines: a run killed with SIGKILL leaves a
+                    # file that ends on a line boundary (a TextIO would split it at 8 KiB)
+                    raw = memoryview(data.encode("utf-8"))
+                    while raw:
+                        raw = raw[os.write(self._fd, raw):]
+            if self._fd is None:
+                self._out.flush()
 
     def _flush_loop(self, interval: float) -> None:
         while not self._closed.wait(interval):
