@@ -59,6 +59,7 @@ def _concrete(model: Model, m: z3.ModelRef, state: dict) -> dict:
 
 
 def houdini(model: Model, trans: Transition, timeout: float) -> Inductive:
+    trans.activate()
     t0 = time.monotonic()
     deadline = t0 + timeout
     init = model.init_state()
@@ -101,6 +102,7 @@ class ImplResult:
 def implies_property(model: Model, trans: Transition, inv: Inductive, prop: Property, timeout: float) -> ImplResult:
     if inv.status != "inductive":
         return ImplResult("unknown", inv.reason)
+    trans.activate()
     S = trans.S
     s = _solver()
     s.set("timeout", max(1, int(timeout * 1000)))
@@ -125,6 +127,7 @@ def verify_stored(model: Model, trans: Transition, names: list[str], timeout: fl
 
     If it is not (the model changed), Houdini continues from it, so a stale file only costs time.
     """
+    trans.activate()
     t0 = time.monotonic()
     by_name = {c.name: c for c in candidates(model)}
     missing = [n for n in names if n not in by_name]

@@ -112,8 +112,10 @@ def find_path(model: Model, bad_at_for: Callable[[Model], tuple], ok: Callable[[
     """Search the ladder of instances; return (setup, race, note) at `model`'s size, None, or 'unknown'."""
     deadline = time.monotonic() + timeout
     saw_unknown = ""
-    for small_cfg in ladder(model.cfg):
-        remaining = deadline - time.monotonic()
+    rungs = ladder(model.cfg)
+    for n, small_cfg in enumerate(rungs):
+        # each rung gets a fair share of what is left, the last one all of it
+        remaining = (deadline - time.monotonic()) / (1 if n == len(rungs) - 1 else 2)
         if remaining <= 0:
             return saw_unknown or "timeout"
         small = Model(small_cfg, model.variant)

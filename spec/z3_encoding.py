@@ -149,6 +149,11 @@ class Transition:
                     expr = z3.If(self.c == i, as_term(effects[i][name], kinds[name], w), expr)
             parts.append(self.S2[name] == expr)
         self.formula = z3.And(*parts)
+        self.activate()
+
+    def activate(self) -> None:
+        """Z3 is one shared backend; point its int sort at this relation's (bit-vector or Int)."""
+        Z3.width = self.width
 
     def instantiate(self, s: dict[str, z3.ExprRef], s2: dict[str, z3.ExprRef], c: z3.ExprRef) -> z3.BoolRef:
         pairs = [(self.S[n], s[n]) for n in self.model.var_names]
