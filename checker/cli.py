@@ -1,0 +1,229 @@
+"""`spmcheck`: prove the protocol, export counterexamples, check and record traces.
+
+Exit codes of `spmcheck prove`: 0 every verdict matches its expectation; 1 a mismatch (the final
+design violated, or a known-bad variant not caught, or a witness unreachable); 2 usage error;
+3 some verdict unknown (timeout, solver unknown). `check` and `record` document their own.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+import time
+from typing import Sequence
+
+EPILOG = """\
+commands:
+  prove    proved/violated/unknown per (variant, property), with counterexamples and witnesses
+  cex      write the counterexample of one (variant, property) as a format-v1 trace
+  check    replay trace files through the same protocol definition
+  record   run the protocol on real threads and record a trace
+  list     variants and properties with one-line descriptions
+
+examples:
+  spmcheck prove
+  spmcheck prove --variant final --json -
+  spmcheck cex --variant stale-lookup --property creation-consistent -o stale.log
+  spmcheck check stale.log traces/final-a2-u2-l2.log
+"""
+
+
+def _closest(name: str, valid: Sequence[str], what: str) -> str:
+    near = difflib.get_close_matches(name, list(valid), n=3, cutoff=0.4)
+    hint = f"; did you mean {' or '.join(near)}?" if near else f"; valid: {', '.join(valid)}"
+    return f"unknown {what} '{name}'{hint}"
+
+
+def _size_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--agents", type=int, default=2, metavar="N", help="GPU agents (default 2)")
+    p.add_argument("--updaters", type=int, default=2, metavar="N", help="update_serialization() callers (default 2)")
+    p.add_argument("--lookups", type=int, default=2, metavar="N", help="serializer() callers (default 2)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="shorthand: N updaters and N lookups")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="solver budget per (variant, property) (default 60)")
+
+
+def _config(args: argparse.Namespace):  # -> Config
+    from spec.vocabulary import Config
+
+    u = args.threads if args.threads is not None else args.updaters
+    l = args.threads if args.threads is not None else args.lookups
+    for n, v in (("--agents", args.agents), ("threads", u)):
+        if v < 1 or v > 6:
+            raise SystemExit(_usage(f"{n} must be between 1 and 6"))
+    if l < 1 or l > 6:
+        raise SystemExit(_usage("--lookups must be between 1 and 6"))
+    return Config(args.agents, u, l)
+
+
+def _usage(msg: str) -> int:
+    print(f"spmcheck: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _check_names(names: list[str] | None, valid: Sequence[str], what: str) -> list[str] | int:
+    if not names:
+        return list(valid)
+    for n in names:
+        if n not in valid:
+            return _usage(_closest(n, valid, what))
+    return names
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from spec.properties import PROPERTIES
+    from spec.variants import VARIANTS
+
+    print("variants:")
+    for v in VARIANTS.values():
+        print(f"  {v.name:24} {v.summary}")
+        print(f"  {'':24} source: {v.source}")
+    print("properties:")
+    for p in PROPERTIES.values():
+        print(f"  {p.name:28} {p.summary}")
+        print(f"  {'':28} source: {p.source}")
+    return 0
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    if args.list:
+        return cmd_list(args)
+    from spec.properties import PROPERTIES
+    from spec.variants import VARIANTS
+
+    variants = _check_names(args.variant, list(VARIANTS), "variant")
+    if isinstance(variants, int):
+        return variants
+    props = _check_names(args.property, list(PROPERTIES), "property")
+    if isinstance(props, int):
+        return props
+    if args.timeout <= 0:
+        return _usage("--timeout must be positive")
+    cfg = _config(args)
+    from spec.prove import prove_all, write_invariants
+    from spec.report import exit_code, render_table
+
+    if args.infer:
+        for p in write_invariants(variants, cfg, args.timeout):
+            print(f"wrote {p}")
+        return 0
+    tty = sys.stderr.isatty()
+    t0 = time.monotonic()
+
+    def progress(msg: str) -> None:
+        if tty:
+            sys.stderr.write(f"\r\033[K[{time.monotonic() - t0:5.1f}s] {msg}")
+            sys.stderr.flush()
+
+    results = prove_all(variants, props, cfg, args.timeout, progress)
+    if tty:
+        sys.stderr.write("\r\033[K")
+    code = exit_code(results)
+    if args.json:
+        doc = {"config": {"agents": cfg.agents, "updaters": cfg.updaters, "lookups": cfg.lookups},
+               "results": [r.to_json() for r in results], "ok": code == 0}
+        text = json.dumps(doc, indent=2)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+    if args.json != "-":
+        print(render_table(results, cfg, verbose=not args.brief))
+    return code
+
+
+def cmd_cex(args: argparse.Namespace) -> int:
+    from spec.properties import PROPERTIES
+    from spec.variants import VARIANTS
+
+    if args.variant not in VARIANTS:
+        return _usage(_closest(args.variant, list(VARIANTS), "variant"))
+    if args.property not in PROPERTIES:
+        return _usage(_closest(args.property, list(PROPERTIES), "property"))
+    cfg = _config(args)
+    from spec.prove import prove_variant
+    from spec.report import cex_trace
+
+    (r,) = prove_variant(args.variant, [args.property], cfg, args.timeout)
+    if r.counterexample is None:
+        print(f"spmcheck: no counterexample: {args.variant} / {args.property} is {r.verdict}"
+              + (f" ({r.reason})" if r.reason else ""), file=sys.stderr)
+        return 1 if r.verdict == "proved" else 3
+    text = cex_trace(r, cfg)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"wrote {args.output}: {len(r.counterexample)} events, violates {r.property} at line "
+              f"{r.counterexample[-1].index}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="spmcheck",
+        description="Formal evidence for rocprofiler-sdk's SPM queue-serialization protocol "
+                    "(QueueController per-agent refcount, PR #11965/#11968): Z3 proofs, "
+                    "counterexamples as traces, and a trace checker on the same definition.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+
+    pr = sub.add_parser("prove", help="prove every (variant, property) pair",
+                        description="Run every (variant, property) pair; exit 0 when every verdict matches its "
+                                    "expectation, 1 on a mismatch, 2 on usage errors, 3 when some verdict is unknown.")
+    pr.add_argument("--variant", action="append", metavar="NAME", help="repeatable (default: all)")
+    pr.add_argument("--property", action="append", metavar="NAME", help="repeatable (default: all)")
+    _size_args(pr)
+    pr.add_argument("--json", metavar="PATH", help="write results as JSON ('-' for stdout)")
+    pr.add_argument("--list", action="store_true", help="list variants and properties and exit")
+    pr.add_argument("--brief", action="store_true", help="table only, no counterexamples or witnesses")
+    pr.add_argument("--infer", action="store_true",
+                    help="re-run Houdini and store the inductive invariants under spec/proofs/")
+    pr.set_defaults(func=cmd_prove)
+
+    cx = sub.add_parser("cex", help="write a counterexample as a format-v1 trace")
+    cx.add_argument("--variant", required=True, metavar="NAME")
+    cx.add_argument("--property", required=True, metavar="NAME")
+    cx.add_argument("-o", "--output", required=True, metavar="FILE", help="'-' for stdout")
+    _size_args(cx)
+    cx.set_defaults(func=cmd_cex)
+
+    from . import check_cli, record_cli
+
+    ck = sub.add_parser("check", help="check trace files",
+                        description="Replay format-v1 traces through the protocol definition. Exit codes: 0 all "
+                                    "accepted; 1 any violated/diverged; 2 any malformed or unreadable; 3 any "
+                                    "inconclusive (highest applicable wins).")
+    check_cli.add_arguments(ck)
+    ck.set_defaults(func=check_cli.run)
+
+    rc = sub.add_parser("record", help="record a trace from a real threaded run")
+    record_cli.add_arguments(rc)
+    rc.set_defaults(func=record_cli.run)
+
+    ls = sub.add_parser("list", help="list variants and properties")
+    ls.set_defaults(func=cmd_list)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("spmcheck: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
