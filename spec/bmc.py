@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 
 import z3
 
-from .model import Action, Model
+from .model import Model
 from .properties import Property, StateFn
 from .z3_encoding import Z3, Transition, _b, init_constraint, make_state
 
@@ -151,9 +151,6 @@ def stages_target(model: Model, stages: Sequence[StateFn]) -> Callable[[Unroller
 
     return at
 
-
-def actions_of(model: Model, idx: Sequence[int]) -> list[Action]:
-    return [model.actions[i] for i in idx]
 
 
 def _scheduled(model: Model, u: Unroller, base: list[z3.BoolRef], bad_at: Callable[[Unroller, int], z3.BoolRef],

@@ -372,7 +372,7 @@ def _updater(pb: ProgramBuilder) -> None:
 # QueueController::serializer(queue) for the queue's agent   — digest §2.1
 # ---------------------------------------------------------------------------------------------
 def _lookup(pb: ProgramBuilder) -> None:
-    cfg, v = pb.cfg, pb.v
+    v = pb.v
     R = "lookup"
 
     def sel(b: Backend, s: State, t: str, p: Params) -> list[tuple[str, Term]]:

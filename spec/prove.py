@@ -9,7 +9,6 @@ unknown   — anything else (timeout, solver unknown, no invariant and no counte
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -20,12 +19,10 @@ from .bmc import search, stages_target, violation_target
 from .events import value_text
 from .expected import expected
 from .induction import Inductive, houdini, implies_property, verify_stored
-from .invariants import candidates
 from .model import Action, Model, apply
 from .properties import PROPERTIES, Property, Witness
 from .results import CexStep, ProofResult, WitnessResult
 from .setup import SetupError, prefix_for
-from .variants import VARIANTS
 from .vocabulary import Config
 from .z3_encoding import Transition
 
@@ -298,4 +295,4 @@ def write_invariants(variants: Sequence[str], cfg: Config, timeout: float) -> li
     return paths
 
 
-__all__ = ["prove_all", "prove_variant", "write_invariants", "VARIANTS", "candidates", "InternalError"]
+__all__ = ["prove_all", "prove_variant", "write_invariants", "InternalError"]
