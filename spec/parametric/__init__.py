@@ -1,0 +1,13 @@
+"""Parametric ("any size") proofs of the core QueueController protocol.
+
+Agents, updater threads and lookup threads are Z3 uninterpreted sorts, so an invariant checked
+here holds for every number of each (mypyvy/Ivy style, style-anchors §1.1, peer-tools §9).
+
+  encoding.py    sorts, state symbols, quantifier helpers (symbolic or over a finite universe)
+  actions.py     one parametric transition per step of spec/programs.py, per variant knob
+  finite.py      finite structures: pin a concrete fixed-size state, read one back (agreement, CTIs)
+  invariants.py  inductive invariants for P1, P2 and the dynamic half of P5
+  prove.py       the queries (initiation, consecution per action, implication), `run()` API
+  results.py     typed records and the text table
+  confirm.py     concrete counterexamples behind `violated` verdicts (stored schedules, replayed)
+"""
