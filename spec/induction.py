@@ -58,13 +58,16 @@ def _concrete(model: Model, m: z3.ModelRef, state: dict) -> dict:
     return out
 
 
-def houdini(model: Model, trans: Transition, timeout: float) -> Inductive:
+def houdini(model: Model, trans: Transition, timeout: float, pool: list[Candidate] | None = None,
+            samples: list[dict] | None = None) -> Inductive:
+    """`pool`: candidate conjuncts (default: the core model's families); `samples`: reachable
+    states used to drop candidates cheaply before any solver call."""
     trans.activate()
     t0 = time.monotonic()
     deadline = t0 + timeout
     init = model.init_state()
-    cands = [c for c in candidates(model) if c.fn(CONCRETE, init)]
-    for st in sample_states(model):
+    cands = [c for c in (pool if pool is not None else candidates(model)) if c.fn(CONCRETE, init)]
+    for st in (samples if samples is not None else sample_states(model)):
         cands = [c for c in cands if c.fn(CONCRETE, st)]
     S, S2 = trans.S, trans.S2
     pre = {c.name: _b(c.fn(Z3, S)) for c in cands}
@@ -122,14 +125,15 @@ def implies_property(model: Model, trans: Transition, inv: Inductive, prop: Prop
     return ImplResult("not-implied", "the inductive invariant found does not imply the property")
 
 
-def verify_stored(model: Model, trans: Transition, names: list[str], timeout: float) -> Inductive:
+def verify_stored(model: Model, trans: Transition, names: list[str], timeout: float,
+                  pool: list[Candidate] | None = None) -> Inductive:
     """Check a stored invariant (candidate names): holds in Init and is inductive, in one query.
 
     If it is not (the model changed), Houdini continues from it, so a stale file only costs time.
     """
     trans.activate()
     t0 = time.monotonic()
-    by_name = {c.name: c for c in candidates(model)}
+    by_name = {c.name: c for c in (pool if pool is not None else candidates(model))}
     missing = [n for n in names if n not in by_name]
     chosen = [by_name[n] for n in names if n in by_name]
     if missing:

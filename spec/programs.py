@@ -470,8 +470,12 @@ def _lookup(pb: ProgramBuilder) -> None:
            lambda b, s, t, p: {f"pc.{t}": pc_of(R, "idle")}, source="serializer() return", selectors=sel)
 
 
+_ROLE_BY_PREFIX = {"u": "updater", "l": "lookup", "t": "tool", "d": "dispatch", "h": "complete"}
+
+
 def role_of(t: str) -> str:
-    return "updater" if t.startswith("u") else "lookup"
+    """Thread name -> role: u*/l* in the core model, t*/d*/h* in the lifecycle (spec.lifecycle)."""
+    return _ROLE_BY_PREFIX[t[0]]
 
 
 def instantiate_params(cfg: Config, v: Variant, step: StepDef) -> Sequence[Params]:

@@ -1,0 +1,164 @@
+"""Candidate invariants for the fixed-size lifecycle proofs.
+
+Atoms are the elementary facts of the state (a boolean variable, an int variable equal to one of
+its values, "thread t is at label p working on context c"). Candidates are implications between
+two atoms (A -> B, A -> !B, !A -> B), kept only if no sampled reachable state refutes them
+(bitsets over the samples make that cheap), plus the counting facts the protocol rests on. Houdini
+(spec.induction) then keeps the largest inductive subset; a proof is claimed only if it implies
+the property. Candidates are hypotheses, never axioms.
+"""
+from __future__ import annotations
+
+import random
+from typing import Callable
+
+from ..backend import CONCRETE, Backend, Term
+from ..induction import Candidate
+from ..model import Model, apply
+from ..programs import LABELS, pc_of
+from .vocabulary import D_EXITED, D_FLIGHT, P_SPM, LConfig, State, count
+
+AtomFn = Callable[[Backend, State], Term]
+
+
+def atoms(m: Model) -> list[tuple[str, AtomFn]]:
+    cfg: LConfig = m.cfg  # type: ignore[assignment]
+    out: list[tuple[str, AtomFn]] = []
+    skip_ints = {"pc.", "cx.", "hk", "dn"}
+    for d in m.vars:
+        if d.kind == "bool":
+            out.append((d.name, lambda b, s, n=d.name: s[n]))
+        elif not any(d.name.startswith(p) for p in skip_ints) and d.hi - d.lo <= 5:
+            for val in range(d.lo, d.hi + 1):
+                out.append((f"{d.name}=={val}", lambda b, s, n=d.name, val=val: s[n] == val))
+    for t in cfg.tool_ids():
+        for lab in LABELS["tool"]:
+            pc = pc_of("tool", lab)
+            if lab == "idle":
+                out.append((f"{t}@idle", lambda b, s, t=t, pc=pc: s[f"pc.{t}"] == pc))
+                continue
+            for c in range(cfg.contexts):
+                out.append((f"{t}@{lab}#{c}",
+                            lambda b, s, t=t, pc=pc, c=c: b.And(s[f"pc.{t}"] == pc, s[f"cx.{t}"] == c)))
+    hooked, exited = pc_of("dispatch", "hooked"), pc_of("complete", "exited")
+    for k in range(cfg.dispatches):
+        out.append((f"d0@hooked#{k}", lambda b, s, k=k: b.And(s["pc.d0"] == hooked, s["dn"] == k)))
+        out.append((f"h0@exited#{k}", lambda b, s, k=k: b.And(s["pc.h0"] == exited, s["hk"] == k)))
+        out.append((f"dn>{k}", lambda b, s, k=k: s["dn"] > k))
+    return out
+
+
+def counting(m: Model) -> list[Candidate]:
+    """Counting facts and the property-shaped conjuncts (each state property of the lifecycle, and
+    the state form of P3: an enabled agent is covered by a published context collecting on it)."""
+    from .programs import instruments
+    from .properties import LPROPERTIES, META, ser_on
+
+    cfg: LConfig = m.cfg  # type: ignore[assignment]
+    C, K, A = range(cfg.contexts), range(cfg.dispatches), range(cfg.agents)
+    out = []
+    for name, p in LPROPERTIES.items():
+        if p.state is not None and name not in META:
+            out.append(Candidate(f"prop:{name}", lambda b, s, f=p.state: f(b, s, m)))
+    for a in A:
+        out.append(Candidate(f"covered {a}", lambda b, s, a=a: b.Implies(
+            ser_on(b, s, a), b.Or(*[instruments(b, s, cfg, m.variant, c, a) for c in C]))))  # type: ignore[arg-type]
+    for x in ["all"] + [str(a) for a in A]:
+        out.append(Candidate(f"rc.{x} == sum hd.*.{x}",
+                             lambda b, s, x=x: s[f"rc.{x}"] == b.Sum([s[f"hd.{c}.{x}"] for c in C])))
+    for a in A:
+        out.append(Candidate(f"inf.{a} == #in-flight on {a}", lambda b, s, a=a: s[f"inf.{a}"] == b.Sum(
+            [b.And(s[f"da.{k}"] == a, s[f"st.{k}"] >= D_FLIGHT, s[f"st.{k}"] <= D_EXITED) for k in K])))
+        out.append(Candidate(f"mirror {a}", lambda b, s, a=a: b.Implies(s[f"ser.ex.{a}"],
+                                                                         s[f"ser.en.{a}"] == (count(b, s, a) > 0))))
+    for k in K:
+        out.append(Candidate(f"ks.{k} <= #spm", lambda b, s, k=k: s[f"ks.{k}"] <= b.Sum(
+            [s[f"pk.{k}.{c}"] == P_SPM for c in C])))
+        out.append(Candidate(f"ks.{k} == #spm - #mapped", lambda b, s, k=k: s[f"ks.{k}"] + b.Sum(
+            [b.And(s[f"mp.{k}.{c}"], s[f"pk.{k}.{c}"] == P_SPM) for c in C]) == b.Sum(
+            [s[f"pk.{k}.{c}"] == P_SPM for c in C])))
+    return out
+
+
+def sample_states(m: Model, steps: int = 30000, depth: int = 60, seed: int = 11) -> list[dict]:
+    rng = random.Random(seed)
+    out: list[dict] = []
+    s = m.init_state()
+    for i in range(steps):
+        if i % depth == 0:
+            s = m.init_state()
+        en = [a for a in m.actions if a.enabled(CONCRETE, s)]
+        if not en:
+            s = m.init_state()
+            continue
+        s = apply(m, CONCRETE, s, rng.choice(en))
+        out.append(s)
+    return out
+
+
+def candidates(m: Model, samples: list[dict]) -> list[Candidate]:
+    """Pairwise implications between atoms that no sample refutes, plus the counting facts."""
+    ats = atoms(m)
+    init = m.init_state()
+    states = [init] + samples
+    bits: list[int] = []
+    full = (1 << len(states)) - 1
+    for _, fn in ats:
+        v = 0
+        for i, s in enumerate(states):
+            if fn(CONCRETE, s):
+                v |= 1 << i
+        bits.append(v)
+    out: list[Candidate] = []
+    n = len(ats)
+    for i in range(n):
+        ni, fi, bi = ats[i][0], ats[i][1], bits[i]
+        if bi == 0 or bi == full:
+            if bi == 0:
+                out.append(Candidate(f"!{ni}", lambda b, s, fi=fi: b.Not(fi(b, s))))
+            continue
+        for j in range(n):
+            if i == j:
+                continue
+            nj, fj, bj = ats[j][0], ats[j][1], bits[j]
+            if bj == 0 or bj == full:
+                continue
+            if bi & ~bj & full == 0:
+                out.append(Candidate(f"{ni} -> {nj}", lambda b, s, fi=fi, fj=fj: b.Implies(fi(b, s), fj(b, s))))
+            if bi & bj == 0 and i < j:
+                out.append(Candidate(f"{ni} -> !{nj}",
+                                     lambda b, s, fi=fi, fj=fj: b.Implies(fi(b, s), b.Not(fj(b, s)))))
+            if (bi | bj) == full and i < j:
+                out.append(Candidate(f"{ni} | {nj}", lambda b, s, fi=fi, fj=fj: b.Or(fi(b, s), fj(b, s))))
+    for c in counting(m):
+        if all(c.fn(CONCRETE, s) for s in states):
+            out.append(c)
+    return out
+
+
+def by_name(m: Model) -> dict[str, Candidate]:
+    """Every candidate the generator can produce, by name (to re-read a stored invariant)."""
+    ats = dict(atoms(m))
+    out = {c.name: c for c in counting(m)}
+
+    def atom(name: str) -> AtomFn:
+        return ats[name]
+
+    class _Lazy(dict):  # type: ignore[type-arg]
+        def __missing__(self, key: str) -> Candidate:
+            if key.startswith("!"):
+                fi = atom(key[1:])
+                return Candidate(key, lambda b, s: b.Not(fi(b, s)))
+            if " | " in key:
+                a, c = key.split(" | ")
+                fa, fc = atom(a), atom(c)
+                return Candidate(key, lambda b, s: b.Or(fa(b, s), fc(b, s)))
+            a, c = key.split(" -> ")
+            fa = atom(a)
+            if c.startswith("!"):
+                fc = atom(c[1:])
+                return Candidate(key, lambda b, s: b.Implies(fa(b, s), b.Not(fc(b, s))))
+            fc = atom(c)
+            return Candidate(key, lambda b, s: b.Implies(fa(b, s), fc(b, s)))
+
+    return _Lazy(out)

@@ -1,0 +1,186 @@
+"""Verdicts for the lifecycle model: the same pipeline as spec.prove (stored inductive invariant
+re-checked by Z3, else BMC counterexample replayed concretely and minimised), at LConfig size."""
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..bmc import search, stages_target, violation_target
+from ..induction import Inductive, houdini, implies_property, verify_stored
+from ..model import Action
+from ..prove import InternalError, _reaches, _violates, _z3val, execute, minimise, render
+from ..properties import Property, Witness
+from ..results import ProofResult, WitnessResult
+from ..z3_encoding import Transition
+from . import invariants as li
+from .expected import expected
+from .lockgraph import lock_graph
+from .model import LifecycleModel
+from .properties import LPROPERTIES, meta, scenario
+from .vocabulary import LConfig
+
+PROOFS_DIR = Path(__file__).resolve().parent.parent / "proofs"
+SCHEDULE = (8, 14, 20, 26)
+
+
+def ladder(cfg: LConfig) -> list[LConfig]:
+    """Fewer dispatches first: a path found there replays unchanged at the requested size."""
+    out = [replace(cfg, dispatches=d) for d in (1, 2) if d < cfg.dispatches]
+    return out + [cfg]
+
+
+def find_path(model: LifecycleModel, target: Callable[[LifecycleModel], tuple], ok: Callable[[list[dict], list[Action]], bool],
+              timeout: float) -> tuple[list[Action], str] | None | str:
+    deadline = time.monotonic() + timeout
+    saw = ""
+    rungs = ladder(model.cfg)  # type: ignore[arg-type]
+    for n, small_cfg in enumerate(rungs):
+        remaining = (deadline - time.monotonic()) / (1 if n == len(rungs) - 1 else 2)
+        if remaining <= 0:
+            return saw or "timeout"
+        small = LifecycleModel(small_cfg, model.variant)
+        bad_at, needs_step = target(small)
+        out = search(small, bad_at, needs_step, 0, remaining, Transition(small, stutter=True), schedule=SCHEDULE)
+        if out.status == "unknown":
+            saw = out.reason or "unknown"
+            continue
+        if out.status != "found":
+            continue
+        path: list[Action] = []
+        for i in out.actions:
+            sa = small.actions[i]
+            key = (sa.thread, sa.kind, tuple((k, str(v)) for k, v in sa.static_args().items()))
+            st = execute(model, model.init_state(), path)
+            assert st is not None
+            match = [c for c in model.actions_by_key.get(key, []) if c.enabled(CONCRETE_(), st[-1])]
+            if len(match) != 1:
+                raise InternalError(f"BMC step '{sa.describe()}' is not executable on the concrete reading")
+            path.append(match[0])
+        st = execute(model, model.init_state(), path)
+        if st is None or not ok(st, path):
+            raise InternalError("BMC path does not show the target on the concrete reading")
+        path = minimise(model, model.init_state(), path, ok)
+        return path, (f"found with {small_cfg.dispatches} dispatches; {out.reason}").rstrip("; ")
+    return saw or None
+
+
+def CONCRETE_():  # noqa: N802 - tiny indirection keeps the import local
+    from ..backend import CONCRETE
+
+    return CONCRETE
+
+
+def inv_file(model: LifecycleModel) -> Path:
+    c: LConfig = model.cfg  # type: ignore[assignment]
+    tag = "".join(x for x, on in (("T", c.timeouts), ("D", c.deactivate), ("P", c.destroy)) if on)
+    return PROOFS_DIR / f"lc-{model.variant.name}-a{c.agents}-c{c.contexts}-t{c.tools}-k{c.dispatches}{tag}.inv"
+
+
+def invariant_for(model: LifecycleModel, timeout: float) -> Inductive:
+    trans = Transition(model, ints="int")
+    path = inv_file(model)
+    if path.exists():
+        names = [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+        return verify_stored(model, trans, names, timeout, pool=li.by_name(model))  # type: ignore[arg-type]
+    return Inductive("unknown", (), f"no stored invariant {path.name}; run `spmcheck prove --infer`")
+
+
+def infer(model: LifecycleModel, timeout: float, steps: int = 40000) -> Inductive:
+    samples = li.sample_states(model, steps)
+    pool = li.candidates(model, samples)
+    inv = houdini(model, Transition(model, ints="int"), timeout, pool=pool, samples=[])
+    if inv.status == "inductive":
+        PROOFS_DIR.mkdir(exist_ok=True)
+        inv_file(model).write_text(
+            f"# Houdini-inferred inductive invariant for lifecycle {model.variant.name} at "
+            f"{model.cfg.describe()}; regenerate with `spmcheck prove --infer`\n"
+            + "\n".join(c.name for c in inv.kept) + "\n")
+    return inv
+
+
+def witness(model: LifecycleModel, w: Witness, timeout: float) -> WitnessResult:
+    t0 = time.monotonic()
+    ok = lambda st, acts: _reaches(model, w, st)  # noqa: E731
+    try:
+        got = find_path(model, lambda m: (stages_target(m, w.stages), False), ok, timeout)
+    except InternalError as e:
+        return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, f"internal error: {e}")
+    if isinstance(got, tuple):
+        return WitnessResult(w.name, w.summary, "reachable", len(got[0]), time.monotonic() - t0, got[1])
+    if got is None:
+        return WitnessResult(w.name, w.summary, "unreachable", 0, time.monotonic() - t0,
+                             f"not reached within {SCHEDULE[-1]} steps")
+    return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, got)
+
+
+def prove_variant(variant: str, props: Sequence[str], cfg: LConfig, timeout: float,
+                  progress: Callable[[str], None] = lambda s: None) -> list[ProofResult]:
+    out: list[ProofResult] = []
+    invs: dict[LConfig, tuple[Inductive, float]] = {}
+    wcache: dict[tuple[LConfig, str], WitnessResult] = {}
+    for pname in props:
+        prop: Property = LPROPERTIES[pname]
+        pcfg = scenario(cfg, pname)
+        model = LifecycleModel(pcfg, variant)
+        exp, src = expected(variant, pname)
+        t1 = time.monotonic()
+        progress(f"lifecycle {variant} / {pname}")
+        if pcfg not in invs:
+            t0 = time.monotonic()
+            invs[pcfg] = (invariant_for(model, timeout), time.monotonic() - t0)
+        inv, inv_secs = invs[pcfg]
+        cycle_note = ""
+        if prop.static_lock_graph:
+            g = lock_graph(model)
+            if g.cycles:
+                cycle_note = "lock-order cycle " + " -> ".join(g.cycles[0] + (g.cycles[0][0],))
+        impl = implies_property(model, Transition(model, ints="int"), inv, prop, timeout)
+        size = "fixed size " + pcfg.describe()
+        if impl.status == "proved" and not cycle_note:
+            ws = []
+            for w in prop.witnesses:
+                key = (pcfg, w.name)
+                if key not in wcache:
+                    wcache[key] = witness(model, w, timeout)
+                ws.append(wcache[key])
+            verdict, reason = "proved", ""
+            if any(w.verdict != "reachable" for w in ws):
+                verdict = "unknown"
+                reason = "a non-vacuity witness was not reached: " + ", ".join(
+                    f"{w.name} ({w.verdict})" for w in ws if w.verdict != "reachable")
+            out.append(ProofResult(variant, pname, verdict, exp,
+                                   f"inductive invariant ({len(inv.kept)} conjuncts, Houdini-checked)"
+                                   + ("; static lock graph acyclic" if prop.static_lock_graph else ""),
+                                   "any depth", size, inv_secs + time.monotonic() - t1, None, tuple(ws), reason, src))
+            continue
+        ok = lambda st, acts, prop=prop, model=model: _violates(model, prop, st, acts)  # noqa: E731
+        try:
+            got = find_path(model, lambda m, prop=prop: violation_target(m, prop), ok,
+                            max(1.0, timeout - (time.monotonic() - t1)))
+        except InternalError as e:
+            out.append(ProofResult(variant, pname, "unknown", exp, "bmc", "-", size, time.monotonic() - t1,
+                                   None, (), f"internal error: {e}", src))
+            continue
+        if isinstance(got, tuple):
+            path, note = got
+            out.append(ProofResult(variant, pname, "violated", exp, "bmc (strided deepening) + concrete replay",
+                                   f"{len(path)} steps", size, time.monotonic() - t1, render(model, [], path), (),
+                                   "; ".join(x for x in (note, cycle_note) if x), src))
+            continue
+        if cycle_note:
+            out.append(ProofResult(variant, pname, "violated", exp, "static lock graph", "-", size,
+                                   time.monotonic() - t1, None, (), cycle_note, src))
+            continue
+        why = impl.reason if impl.status != "proved" else ""
+        bound = f"no counterexample within {SCHEDULE[-1]} steps" if got is None else "-"
+        out.append(ProofResult(variant, pname, "unknown", exp, "bmc + induction", bound, size,
+                               time.monotonic() - t1, None, (),
+                               "; ".join(x for x in (inv.reason, why, got if isinstance(got, str) else "") if x)
+                               or "no inductive invariant found and no counterexample", src))
+    return out
+
+
+def is_finding(pname: str) -> bool:
+    return meta(pname).finding

@@ -1,0 +1,121 @@
+"""State of the SPM context lifecycle at a fixed size (digest §1.2, §2.4-§2.11).
+
+Sizes: agents, contexts, tool threads t0.. (start/stop/set_agents/...), one dispatch thread d0
+(WriteInterceptor), one completion thread h0 (AsyncSignalHandler), `dispatches` dispatches.
+Each queue is identified with its agent (one queue per agent) [INF: enough for every property
+here; the serializer's per-queue grant protocol is not modelled, only whether a dispatch is
+serialized, digest §3.2].
+
+update_serialization() and serializer() appear here as single atomic steps. That is sound for
+the final core because both run entirely under the refcount lock (write resp. read), which the
+core proof (spec.programs, properties P1/P2) shows; the core variants are checked there.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Mapping
+
+from ..backend import Backend, Term
+from ..vocabulary import VarDecl
+
+State = Mapping[str, Term]
+
+# slot of a context in the active-slot vector (digest §2.8): free, reserved (under the mutex,
+# still null), published (CAS null -> ctx)
+FREE, RESERVED, PUBLISHED = 0, 1, 2
+# dispatch phases: not yet written, enter hooks ran, submitted (async_started), exit hooks ran,
+# completed (async_complete)
+D_NONE, D_HOOKED, D_FLIGHT, D_EXITED, D_DONE = 0, 1, 2, 3, 4
+# SPM packet inserted into a context's packet_return_map by pre_kernel_call (digest §2.5)
+P_NONE, P_EMPTY, P_SPM = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class LConfig:
+    agents: int = 2
+    contexts: int = 2
+    tools: int = 2
+    dispatches: int = 3
+    max_ids: int = 4  # registry ids add_callback may hand out (1..max_ids)
+    # scenario switches: behaviours outside the main proof scenario, used by the findings
+    timeouts: bool = True  # Queue::sync may time out (5 s) and only warn
+    deactivate: bool = False  # deactivate_client_contexts
+    destroy: bool = False  # destroying an SPM profile after stop
+
+    def tool_ids(self) -> list[str]:
+        return [f"t{i}" for i in range(self.tools)]
+
+    def threads(self) -> list[str]:
+        return self.tool_ids() + ["d0", "h0"]
+
+    def lock_instances(self) -> list[str]:
+        return []
+
+    def agent_sets(self) -> list[tuple[int, ...]]:
+        """Every agent set set_dispatch_agents can install; () means all GPU agents."""
+        out: list[tuple[int, ...]] = [()]
+        for k in range(1, self.agents + 1):
+            out += list(combinations(range(self.agents), k))
+        return out
+
+    def describe(self) -> str:
+        extra = "".join(f", {n}" for n, on in (("timeouts", self.timeouts), ("deactivate", self.deactivate),
+                                              ("profile destroy", self.destroy)) if on)
+        return (f"{self.agents} agents, {self.contexts} contexts, {self.tools} tool threads, 1 dispatch "
+                f"thread, 1 completion thread, {self.dispatches} dispatches{extra}")
+
+
+def set_text(members: tuple[int, ...]) -> str:
+    return ",".join(map(str, members)) if members else "all"
+
+
+def collects_on(b: Backend, s: State, cfg: LConfig, c: int, a: int) -> Term:
+    """dispatch_spm::collects_on(a) = agents.empty() || a in agents (digest §2.8) [SRC context.hpp]."""
+    return b.Or(s[f"ag.{c}.{a}"], *[b.Not(b.Or(*[s[f"ag.{c}.{x}"] for x in range(cfg.agents)]))])
+
+
+def intersects(b: Backend, s: State, cfg: LConfig, c1: int, c2: int) -> Term:
+    """true if either agent set is empty, else set intersection non-empty (digest §2.8) [SRC]."""
+    e1 = b.Not(b.Or(*[s[f"ag.{c1}.{x}"] for x in range(cfg.agents)]))
+    e2 = b.Not(b.Or(*[s[f"ag.{c2}.{x}"] for x in range(cfg.agents)]))
+    return b.Or(e1, e2, *[b.And(s[f"ag.{c1}.{x}"], s[f"ag.{c2}.{x}"]) for x in range(cfg.agents)])
+
+
+def count(b: Backend, s: State, a: int) -> Term:
+    return s["rc.all"] + s[f"rc.{a}"]
+
+
+def declare(cfg: LConfig, labels: Mapping[str, list[str]]) -> list[VarDecl]:
+    A, C, N = range(cfg.agents), range(cfg.contexts), range(cfg.dispatches)
+    refs = 2 * cfg.contexts + 1
+    out: list[VarDecl] = [VarDecl("rc.all", "int", 0, 0, refs)]
+    out += [VarDecl(f"rc.{a}", "int", 0, 0, refs) for a in A]
+    out += [VarDecl(f"ser.ex.{a}", "bool", False) for a in A]
+    out += [VarDecl(f"ser.en.{a}", "bool", False) for a in A]
+    out += [VarDecl(f"inf.{a}", "int", 0, 0, cfg.dispatches) for a in A]
+    out.append(VarDecl("mtx", "int", 0, 0, cfg.tools))  # contexts mutex: 0 free, i+1 held by t<i>
+    out.append(VarDecl("ids", "int", 0, 0, cfg.max_ids))  # registry ids handed out so far
+    out += [VarDecl(g, "bool", False) for g in ("g.conflict", "g.locked", "g.timeout")]
+    for c in C:
+        out += [VarDecl(f"reg.{c}", "bool", False), VarDecl(f"slot.{c}", "int", FREE, 0, 2),
+                VarDecl(f"en.{c}", "bool", False), VarDecl(f"mk.{c}", "bool", False),
+                VarDecl(f"prof.{c}", "bool", True), VarDecl(f"hd.{c}.all", "int", 0, 0, 3)]
+        out += [VarDecl(f"ag.{c}.{a}", "bool", False) for a in A]
+        out += [VarDecl(f"hd.{c}.{a}", "int", 0, 0, 3) for a in A]
+    for t in cfg.tool_ids():
+        out += [VarDecl(f"pc.{t}", "int", 0, 0, len(labels["tool"]) - 1),
+                VarDecl(f"cx.{t}", "int", 0, 0, cfg.contexts - 1), VarDecl(f"was.{t}", "bool", False),
+                VarDecl(f"sc.{t}", "int", 0, 0, 2)]
+        out += [VarDecl(f"sa.{t}.{a}", "bool", False) for a in A]
+    out += [VarDecl("pc.d0", "int", 0, 0, len(labels["dispatch"]) - 1),
+            VarDecl("dn", "int", 0, 0, cfg.dispatches)]
+    out += [VarDecl("pc.h0", "int", 0, 0, len(labels["complete"]) - 1),
+            VarDecl("hk", "int", 0, 0, cfg.dispatches - 1)]
+    for k in N:
+        out += [VarDecl(f"st.{k}", "int", D_NONE, 0, D_DONE), VarDecl(f"da.{k}", "int", 0, 0, cfg.agents - 1),
+                VarDecl(f"rq.{k}", "bool", False), VarDecl(f"sz.{k}", "bool", False),
+                VarDecl(f"ks.{k}", "int", 0, 0, 3), VarDecl(f"rt.{k}", "int", 0, 0, cfg.max_ids)]
+        out += [VarDecl(f"pk.{k}.{c}", "int", P_NONE, 0, P_SPM) for c in C]
+        out += [VarDecl(f"mp.{k}.{c}", "bool", False) for c in C]
+    return out
