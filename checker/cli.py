@@ -87,28 +87,17 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_prove(args: argparse.Namespace) -> int:
-    if args.list:
-        return cmd_list(args)
-    from spec.properties import PROPERTIES
-    from spec.variants import VARIANTS
+def _lconfig(args: argparse.Namespace):  # -> LConfig
+    from spec.lifecycle.vocabulary import LConfig
 
-    variants = _check_names(args.variant, list(VARIANTS), "variant")
-    if isinstance(variants, int):
-        return variants
-    props = _check_names(args.property, list(PROPERTIES), "property")
-    if isinstance(props, int):
-        return props
-    if args.timeout <= 0:
-        return _usage("--timeout must be positive")
-    cfg = _config(args)
-    from spec.prove import prove_all, write_invariants
-    from spec.report import exit_code, render_table
+    for n, v, lo, hi in (("--contexts", args.contexts, 1, 3), ("--tools", args.tools, 1, 3),
+                         ("--dispatches", args.dispatches, 1, 4), ("--agents", args.agents, 1, 3)):
+        if v < lo or v > hi:
+            raise SystemExit(_usage(f"{n} must be between {lo} and {hi} for the lifecycle model"))
+    return LConfig(agents=args.agents, contexts=args.contexts, tools=args.tools, dispatches=args.dispatches)
 
-    if args.infer:
-        for p in write_invariants(variants, cfg, args.timeout):
-            print(f"wrote {p}")
-        return 0
+
+def _progress() -> tuple[bool, "callable"]:  # type: ignore[valid-type]
     tty = sys.stderr.isatty()
     t0 = time.monotonic()
 
@@ -117,13 +106,85 @@ def cmd_prove(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\r\033[K[{time.monotonic() - t0:5.1f}s] {msg}")
             sys.stderr.flush()
 
-    results = prove_all(variants, props, cfg, args.timeout, progress)
+    return tty, progress
+
+
+def _split_names(args: argparse.Namespace) -> tuple[list[str], list[str], list[str], list[str]] | int:
+    """--variant/--property names sorted into the core and lifecycle models (a name may be both)."""
+    from spec.lifecycle.properties import LPROPERTIES
+    from spec.lifecycle.variants import LVARIANTS
+    from spec.properties import PROPERTIES
+    from spec.variants import VARIANTS
+
+    for n in args.variant or []:
+        if n not in VARIANTS and n not in LVARIANTS:
+            return _usage(_closest(n, list(VARIANTS) + list(LVARIANTS), "variant"))
+    for n in args.property or []:
+        if n not in PROPERTIES and n not in LPROPERTIES:
+            return _usage(_closest(n, list(PROPERTIES) + list(LPROPERTIES), "property"))
+    cv = [n for n in VARIANTS if not args.variant or n in args.variant]
+    cp = [n for n in PROPERTIES if not args.property or n in args.property]
+    lv = [n for n in LVARIANTS if not args.variant or n in args.variant]
+    lp = [n for n in LPROPERTIES if not args.property or n in args.property]
+    return cv, cp, lv, lp
+
+
+def _lifecycle_pairs(lv: list[str], lp: list[str], explicit: bool) -> list[tuple[str, str]]:
+    from spec.lifecycle.expected import default_pairs
+
+    pairs = [(v, p) for v, p in default_pairs() if v in lv and p in lp]
+    if explicit and not pairs:
+        pairs = [(v, p) for v in lv for p in lp]
+    return pairs
+
+
+def cmd_prove(args: argparse.Namespace) -> int:
+    if args.list:
+        return cmd_list(args)
+    split = _split_names(args)
+    if isinstance(split, int):
+        return split
+    variants, props, lvariants, lprops = split
+    if args.timeout <= 0:
+        return _usage("--timeout must be positive")
+    if args.parametric:
+        return _prove_parametric(args, variants, props)
+    cfg = _config(args)
+    lcfg = _lconfig(args)
+    run_core = args.model in ("core", "all") and variants and props
+    lpairs = _lifecycle_pairs(lvariants, lprops, bool(args.variant or args.property)) \
+        if args.model in ("lifecycle", "all") else []
+    from spec.prove import prove_all, write_invariants
+    from spec.report import exit_code, render_table
+
+    tty, progress = _progress()
+    if args.infer:
+        from spec.lifecycle.prove import write_invariants as write_lc
+
+        paths = write_invariants(variants, cfg, args.timeout) if run_core else []
+        if args.model in ("lifecycle", "all"):
+            paths += write_lc(lvariants, lcfg, args.timeout, progress)
+        if tty:
+            sys.stderr.write("\r\033[K")
+        for p in paths:
+            print(f"wrote {p}")
+        return 0
+    results = prove_all(variants, props, cfg, args.timeout, progress) if run_core else []
+    lresults = []
+    if lpairs:
+        from spec.lifecycle.prove import prove_pairs
+
+        lresults = prove_pairs(lpairs, lcfg, args.timeout, progress)
     if tty:
         sys.stderr.write("\r\033[K")
-    code = exit_code(results)
+    code = exit_code(results + lresults)
     if args.json:
         doc = {"config": {"agents": cfg.agents, "updaters": cfg.updaters, "lookups": cfg.lookups},
-               "results": [r.to_json() for r in results], "ok": code == 0}
+               "lifecycle_config": {"agents": lcfg.agents, "contexts": lcfg.contexts, "tools": lcfg.tools,
+                                    "dispatches": lcfg.dispatches},
+               "results": [r.to_json() for r in results],
+               "lifecycle_results": [dict(r.to_json(), finding=_is_finding(r.property)) for r in lresults],
+               "ok": code == 0}
         text = json.dumps(doc, indent=2)
         if args.json == "-":
             print(text)
@@ -131,7 +192,50 @@ def cmd_prove(args: argparse.Namespace) -> int:
             with open(args.json, "w", encoding="utf-8") as f:
                 f.write(text + "\n")
     if args.json != "-":
-        print(render_table(results, cfg, verbose=not args.brief))
+        if results:
+            print(render_table(results, cfg, verbose=not args.brief))
+        if lresults:
+            from spec.lifecycle.report import render as render_lc
+
+            print(("\n" if results else "") + render_lc(lresults, lcfg.describe(), _any_size, verbose=not args.brief))
+    return code
+
+
+def _is_finding(prop: str) -> bool:
+    from spec.lifecycle.properties import meta
+
+    return meta(prop).finding
+
+
+def _any_size(variant: str, prop: str) -> str:
+    """Lifecycle proofs are at the stated size only until their parametric encoding lands."""
+    return "bounded only: fixed-size invariant (no parametric lifecycle encoding yet)"
+
+
+def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list[str]) -> int:
+    try:
+        from spec.parametric.prove import render_text, run
+    except ImportError as e:  # pragma: no cover - the package ships with spmcheck
+        print(f"spmcheck: parametric proofs unavailable: {e}", file=sys.stderr)
+        return 3
+    tty, progress = _progress()
+    results = run(variants, props, args.timeout, progress)
+    if tty:
+        sys.stderr.write("\r\033[K")
+    bad = [r for r in results if r.verdict != "unknown" and r.verdict != r.expected]
+    unknown = [r for r in results if r.verdict == "unknown"]
+    unreachable = [r for r in results for w in getattr(r, "witnesses", ())
+                   if getattr(w, "verdict", "reachable") == "unreachable"]
+    code = 1 if bad or unreachable else 3 if unknown else 0
+    if args.json:
+        text = json.dumps({"parametric": [r.to_json() for r in results], "ok": code == 0}, indent=2)
+        if args.json == "-":
+            print(text)
+        else:
+            with open(args.json, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+    if args.json != "-":
+        print(render_text(results))
     return code
 
 
@@ -183,6 +287,14 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--brief", action="store_true", help="table only, no counterexamples or witnesses")
     pr.add_argument("--infer", action="store_true",
                     help="re-run Houdini and store the inductive invariants under spec/proofs/")
+    pr.add_argument("--model", choices=("core", "lifecycle", "all"), default="all",
+                    help="core: update_serialization()/serializer(); lifecycle: SPM contexts, hooks, "
+                         "drain, tags, gate (default: all)")
+    pr.add_argument("--parametric", action="store_true",
+                    help="run the inductive proofs over unbounded sorts (any number of agents/threads)")
+    pr.add_argument("--contexts", type=int, default=2, metavar="N", help="lifecycle: SPM contexts (default 2)")
+    pr.add_argument("--tools", type=int, default=2, metavar="N", help="lifecycle: tool threads (default 2)")
+    pr.add_argument("--dispatches", type=int, default=3, metavar="N", help="lifecycle: dispatches (default 3)")
     pr.set_defaults(func=cmd_prove)
 
     cx = sub.add_parser("cex", help="write a counterexample as a format-v1 trace")

@@ -91,16 +91,21 @@ def _reaches(model: Model, w: Witness, states: list[dict]) -> bool:
 
 
 def minimise(model: Model, start: dict, acts: list[Action], ok: Callable[[list[dict], list[Action]], bool]) -> list[Action]:
-    """Drop single steps while the path stays executable and still shows the target (1-minimal)."""
+    """Drop windows of 1..4 consecutive steps while the path stays executable and still shows the
+    target (so a whole irrelevant call, e.g. lock-check-write, goes at once)."""
     changed = True
     while changed:
         changed = False
-        for i in range(len(acts) - 1, -1, -1):
-            trial = acts[:i] + acts[i + 1:]
-            st = execute(model, start, trial)
-            if st is not None and ok(st, trial):
-                acts = trial
-                changed = True
+        for width in (1, 2, 3, 4):
+            for i in range(len(acts) - width, -1, -1):
+                trial = acts[:i] + acts[i + width:]
+                st = execute(model, start, trial)
+                if st is not None and ok(st, trial):
+                    acts = trial
+                    changed = True
+                    break
+            if changed:
+                break
     return acts
 
 

@@ -71,6 +71,37 @@ def counting(m: Model) -> list[Candidate]:
             [b.And(s[f"da.{k}"] == a, s[f"st.{k}"] >= D_FLIGHT, s[f"st.{k}"] <= D_EXITED) for k in K])))
         out.append(Candidate(f"mirror {a}", lambda b, s, a=a: b.Implies(s[f"ser.ex.{a}"],
                                                                          s[f"ser.en.{a}"] == (count(b, s, a) > 0))))
+    marker_labels = ["publish", "spm_enable", "spm_set_enabled", "start_release", "spm_clear_enabled", "drain",
+                     "spm_disable", "slot_clear", "stop_release"]
+    tools = cfg.tool_ids()
+
+    def busy(b: Backend, s: State, t: str, c: int) -> Term:
+        return b.And(s[f"cx.{t}"] == c, b.Or(*[s[f"pc.{t}"] == pc_of("tool", lab) for lab in marker_labels]))
+
+    for c in C:
+        out.append(Candidate(f"mk.{c} -> some tool busy on {c}", lambda b, s, c=c: b.Implies(
+            s[f"mk.{c}"], b.Or(*[busy(b, s, t, c) for t in tools]))))
+        out.append(Candidate(f"slot.{c} reserved -> some tool at publish#{c}", lambda b, s, c=c: b.Implies(
+            s[f"slot.{c}"] == 1, b.Or(*[b.And(s[f"pc.{t}"] == pc_of("tool", "publish"), s[f"cx.{t}"] == c)
+                                       for t in tools]))))
+        for i, t1 in enumerate(tools):
+            for t2 in tools[i + 1:]:
+                out.append(Candidate(f"!({t1},{t2} both busy on {c})", lambda b, s, c=c, t1=t1, t2=t2: b.Not(
+                    b.And(busy(b, s, t1, c), busy(b, s, t2, c)))))
+        out.append(Candidate(f"holds {c} -> published", lambda b, s, c=c: b.Implies(
+            b.Or(s[f"hd.{c}.all"] > 0, *[s[f"hd.{c}.{a}"] > 0 for a in A]), s[f"slot.{c}"] == 2)))
+        out.append(Candidate(f"hd.{c}.all -> all agents", lambda b, s, c=c: b.Implies(
+            s[f"hd.{c}.all"] > 0, b.Not(b.Or(*[s[f"ag.{c}.{a}"] for a in A])))))
+        for a in A:
+            out.append(Candidate(f"hd.{c}.{a} -> ag.{c}.{a}", lambda b, s, c=c, a=a: b.Implies(
+                s[f"hd.{c}.{a}"] > 0, s[f"ag.{c}.{a}"])))
+        for c2 in C:
+            if c2 > c:
+                out.append(Candidate(f"!(mk.{c} & mk.{c2})", lambda b, s, c=c, c2=c2: b.Not(
+                    b.And(s[f"mk.{c}"], s[f"mk.{c2}"]))))
+    for t in tools:
+        out.append(Candidate(f"{t} holds mutex iff at sa_write", lambda b, s, t=t: (s["mtx"] == int(t[1:]) + 1) == (
+            s[f"pc.{t}"] == pc_of("tool", "sa_write"))))
     for k in K:
         out.append(Candidate(f"ks.{k} <= #spm", lambda b, s, k=k: s[f"ks.{k}"] <= b.Sum(
             [s[f"pk.{k}.{c}"] == P_SPM for c in C])))

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from ..backend import Backend, Term
 from ..model import Action, Model
 from ..properties import Property, StateFn, Witness, idle, no_stuck_threads
-from . import programs as lp
 from .variants import hook_tags
 from .vocabulary import (
     D_EXITED, D_FLIGHT, D_HOOKED, FREE, P_NONE, P_SPM, PUBLISHED, LConfig, State, collects_on, count,
@@ -53,14 +52,16 @@ def submit_serialized_if_enabled(b: Backend, s: State, m: Model, act: Action) ->
 
 # ---- P4 -----------------------------------------------------------------------------------------
 def delivered_once(b: Backend, s: State, m: Model) -> Term:
+    """Every SPMPacket gets at most one kfd_stop + DISPATCH_END, and exactly one once its
+    dispatch's exit hooks ran, which also erased it from the context's map (digest §4 P4)."""
     cfg = _cfg(m)
     parts = []
     for k in range(cfg.dispatches):
         spm = b.Sum([s[f"pk.{k}.{c}"] == P_SPM for c in range(cfg.contexts)])
         done = s[f"st.{k}"] >= D_EXITED
         parts.append(s[f"ks.{k}"] <= spm)
-        parts.append(b.Implies(done, b.And(s[f"ks.{k}"] == spm,
-                                          *[b.Not(s[f"mp.{k}.{c}"]) for c in range(cfg.contexts)])))
+        parts.append(b.Implies(done, b.And(s[f"ks.{k}"] == spm, *[
+            b.Not(b.And(s[f"mp.{k}.{c}"], s[f"pk.{k}.{c}"] == P_SPM)) for c in range(cfg.contexts)])))
     return b.And(*parts)
 
 

@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from ..bmc import search, stages_target, violation_target
 from ..induction import Inductive, houdini, implies_property, verify_stored
 from ..model import Action
-from ..prove import InternalError, _reaches, _violates, _z3val, execute, minimise, render
+from ..prove import InternalError, _reaches, _violates, execute, minimise, render
 from ..properties import Property, Witness
 from ..results import ProofResult, WitnessResult
 from ..z3_encoding import Transition
@@ -184,3 +184,42 @@ def prove_variant(variant: str, props: Sequence[str], cfg: LConfig, timeout: flo
 
 def is_finding(pname: str) -> bool:
     return meta(pname).finding
+
+
+def prove_pairs(pairs: Sequence[tuple[str, str]], cfg: LConfig, timeout: float,
+                progress: Callable[[str], None] = lambda s: None) -> list[ProofResult]:
+    """Verdicts for (variant, property) pairs, in the given order (variants grouped for caching)."""
+    by_variant: dict[str, list[str]] = {}
+    for v, p in pairs:
+        by_variant.setdefault(v, []).append(p)
+    got: dict[tuple[str, str], ProofResult] = {}
+    for v, props in by_variant.items():
+        for r in prove_variant(v, props, cfg, timeout, progress):
+            got[(v, r.property)] = r
+    return [got[k] for k in pairs]
+
+
+def write_invariants(variants: Sequence[str], cfg: LConfig, timeout: float,
+                     progress: Callable[[str], None] = lambda s: None) -> list[Path]:
+    """Regenerate stored lifecycle invariants for every scenario the default pairs use."""
+    from .expected import default_pairs
+
+    out = []
+    seen: set[tuple[str, LConfig]] = set()
+    for v, p in default_pairs():
+        if v not in variants or expected_verdict(v, p) != "proved":
+            continue
+        key = (v, scenario(cfg, p))
+        if key in seen:
+            continue
+        seen.add(key)
+        model = LifecycleModel(key[1], v)
+        progress(f"lifecycle {v}: Houdini at {key[1].describe()}")
+        inv = infer(model, timeout)
+        if inv.status == "inductive":
+            out.append(inv_file(model))
+    return out
+
+
+def expected_verdict(v: str, p: str) -> str:
+    return expected(v, p)[0]
