@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 
 from .results import FileResult
@@ -23,13 +24,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="check files in N processes (default 1)")
     parser.add_argument("--lock-graph", metavar="PATH", default=None,
                         help="write the merged lock-order graph of all files as DOT")
+    parser.add_argument("--findings-fail", action="store_true",
+                        help="lifecycle traces: a finding (residual risk of the final design) is a "
+                             "violation instead of a note")
 
 
-def _check(path: str) -> FileResult:
+def _check(path: str, findings_fail: bool = False) -> FileResult:
     from .replay import check_path
 
     try:
-        return check_path(path)
+        return check_path(path, findings_fail=findings_fail)
     except Exception as e:  # a checker bug must not hide the other files' results
         from .results import Problem, Verdict
 
@@ -46,13 +50,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"no trace files given and none under {TRACES_DIR}", file=sys.stderr)
         return 2
     jobs = max(1, int(args.jobs or 1))
+    # getattr: callers that build their own Namespace (checker/cli.py) may predate the flag
+    check = partial(_check, findings_fail=bool(getattr(args, "findings_fail", False)))
     if jobs > 1 and len(files) > 1 and "-" not in files:
         import multiprocessing as mp
 
         with mp.get_context("fork").Pool(min(jobs, len(files))) as pool:
-            results = pool.map(_check, files, chunksize=1)
+            results = pool.map(check, files, chunksize=1)
     else:
-        results = [_check(f) for f in files]
+        results = [check(f) for f in files]
     json_to_stdout = args.json == "-"
     out = sys.stderr if json_to_stdout else sys.stdout
     for r in results:

@@ -7,7 +7,7 @@ regex does not: the regex is a derived subset, never a second definition).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO, Iterator, Union
@@ -15,7 +15,7 @@ from typing import BinaryIO, Iterator, Union
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from spec.events import Event, Header
+from spec.events import AnyHeader, Event, Header, LifecycleHeader
 
 from .fastpath import FastPath, compile_grammar
 
@@ -58,7 +58,7 @@ class TraceSyntaxError(Exception):
         self.code, self.col, self.message = code, col, message
 
 
-Record = Union[Header, Event, None]  # None: a comment or blank line
+Record = Union[Header, LifecycleHeader, Event, None]  # None: a comment or blank line
 
 
 def _value(tok: str) -> str:
@@ -79,6 +79,13 @@ class _ToRecord(Transformer):  # type: ignore[type-arg]
         version = int(str(c[0]).split("v")[-1])
         meta = tuple((_key(t), _value(t)) for t in c[5:])
         return Header(version, _value(c[1]), int(_value(c[2])), int(_value(c[3])), int(_value(c[4])), meta)
+
+    def lc_header(self, c: list) -> LifecycleHeader:
+        version = int(str(c[0]).split("v")[-1])
+        nums = [int(_value(t)) for t in c[3:11]]
+        meta = tuple((_key(t), _value(t)) for t in c[11:])
+        # switches stay numbers: a value other than 0/1 is the checker's TRC015, not a syntax error
+        return LifecycleHeader(version, _value(c[2]), *nums, meta=meta, model_name=_value(c[1]))
 
     def event(self, c: list) -> Event:
         kind, args = c[2]
@@ -155,7 +162,7 @@ def parse_line(text: str, last: bool = False) -> Record:
             kind, args = slot
             return Event(int(m.group(g.seq_group)), m.group(g.thread_group).lstrip(" \t"), kind,
                          tuple((k, _value(m.group(i))) for i, k in args))
-        if marker != "k_header":
+        if marker not in ("k_header", "k_lc_header"):
             return None
     return lark_parse(text, last)
 
@@ -223,7 +230,7 @@ def read_lines(stream: BinaryIO) -> Iterator[tuple[int, str | None, LineError | 
             yield n, None, LineError("TRC006", n, e.start + 1, f"invalid UTF-8 byte 0x{body[e.start]:02x}"), nl
 
 
-def iter_records(stream: BinaryIO, file: str = "") -> Iterator[Header | Event | LineError]:
+def iter_records(stream: BinaryIO, file: str = "") -> Iterator[AnyHeader | Event | LineError]:
     """Typed records of a stream (comments and blanks dropped); errors are yielded, not raised."""
     for n, text, err, nl in read_lines(stream):
         if err is not None:
@@ -237,5 +244,5 @@ def iter_records(stream: BinaryIO, file: str = "") -> Iterator[Header | Event | 
             continue
         if isinstance(rec, Event):
             yield Event(rec.seq, rec.thread, rec.kind, rec.args, file, n)
-        elif isinstance(rec, Header):
-            yield Header(rec.version, rec.variant, rec.agents, rec.updaters, rec.lookups, rec.meta, file, n)
+        elif isinstance(rec, (Header, LifecycleHeader)):
+            yield replace(rec, file=file, line=n)

@@ -8,28 +8,38 @@ generic model code and then reused (states are interned as tuples). The memo is 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import BinaryIO, Callable
 
 from spec.backend import CONCRETE
-from spec.events import Event, Header, render_event, value_text
+from spec.events import AnyHeader, Event, Header, LifecycleHeader, value_text
+from spec.lifecycle.model import LifecycleModel
+from spec.lifecycle.properties import CORE_LPROPS, FINDINGS, LPROPERTIES
+from spec.lifecycle.properties import meta as lmeta
+from spec.lifecycle.trace import MODEL as LIFECYCLE, config_of
+from spec.lifecycle.variants import LVARIANTS
 from spec.model import Action, Model
 from spec.programs import LABELS, role_of
-from spec.properties import PROPERTIES, no_stuck_threads
+from spec.properties import PROPERTIES, Property, no_stuck_threads
 from spec.variants import VARIANTS
 from spec.vocabulary import Config, lock_modes, lv
 
 from .lockgraph import LockGraph, lock_class
 from .parse import (CODES, FORMAT_VERSION, LineError, TraceSyntaxError, grammar, parse_line,
                     read_lines)
-from .results import Evidence, FileResult, Problem, Verdict
+from .results import Evidence, FileResult, Finding, Problem, Verdict
 
 MAX_PROBLEMS = 20
 MAX_EVIDENCE = 10
 MEMO_LIMIT = 1_000_000  # transitions kept before the memo is dropped (bounded memory)
 MAX_SIZE = 6  # agents/updaters/lookups accepted from a header (the model is exponential in agents)
 DEADLOCK = "lock-order-acyclic"
+MAX_FINDINGS = 20
+# lifecycle header ranges: set_agents_check has 2^agents actions per context, and every state
+# property walks all dispatches, so the sizes stay where a replay is still instant
+LC_RANGES = {"agents": (1, 4), "contexts": (1, 4), "tools": (1, 8), "dispatches": (1, 256),
+             "max_ids": (0, 64), "timeouts": (0, 1), "deactivate": (0, 1), "destroy": (0, 1)}
 
 
 class _Reads(dict):  # type: ignore[type-arg]
@@ -51,6 +61,7 @@ class Step:
     delta: tuple[tuple[int, object], ...]  # (variable index, new value) the action wrote
     edges: tuple[tuple[str, str], ...]  # lock-order edges (held class -> acquired class)
     fail: "Failure | None" = None
+    findings: tuple[str, ...] = ()  # finding step properties that failed at this event
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +73,51 @@ class Failure:
     reads: tuple[str, ...] = ()  # variables whose last writers are the evidence
 
 
-_OK = object()  # memo value: every state property holds
+# outcome of the state properties: the fatal failure, if any, and the findings failing now
+Outcome = tuple["Failure | None", tuple[str, ...]]
+_CLEAN: Outcome = (None, ())
+
+
+@dataclass(frozen=True)
+class PropSet:
+    """Which properties a replay checks: fatal ones fail the verdict, findings are notes."""
+
+    state: tuple[Property, ...]
+    step: tuple[Property, ...]
+    finding_state: tuple[Property, ...] = ()
+    finding_step: tuple[Property, ...] = ()
+    # fatal property -> the finding that reports it instead in this configuration (see lifecycle_props)
+    renamed: tuple[tuple[str, str], ...] = ()
+
+
+def core_props() -> PropSet:
+    return PropSet(tuple(p for p in PROPERTIES.values() if p.state is not None and p.name != DEADLOCK),
+                   tuple(p for p in PROPERTIES.values() if p.watches is not None and p.step is not None))
+
+
+def _same_check(a: Property, b: Property) -> bool:
+    return (a.state is not None and a.state is b.state) or \
+        (a.step is not None and a.step is b.step and a.watches is b.watches)
+
+
+def lifecycle_props(cfg: object) -> PropSet:
+    """CORE_LPROPS are fatal, FINDINGS are notes. A core property that is checked by the very same
+    predicate as a finding whose scenario this configuration enables (refcount-balanced is
+    deactivate-releases-references once `deactivate=1`) is outside its proved scenario here, so its
+    failure is that finding, reported as a note under the finding's name."""
+    findings = [LPROPERTIES[n] for n in FINDINGS]
+    enabled = [f for f in findings if all(getattr(cfg, k) == v for k, v in lmeta(f.name).scenario.items())]
+    renamed = {}
+    for n in CORE_LPROPS:
+        for f in enabled:
+            if lmeta(f.name).scenario and _same_check(LPROPERTIES[n], f):
+                renamed[n] = f.name
+    fatal = [LPROPERTIES[n] for n in CORE_LPROPS if n not in renamed]
+    return PropSet(tuple(p for p in fatal if p.state is not None and p.name != DEADLOCK),
+                   tuple(p for p in fatal if p.watches is not None and p.step is not None),
+                   tuple(p for p in findings if p.state is not None),
+                   tuple(p for p in findings if p.watches is not None and p.step is not None),
+                   tuple(renamed.items()))
 
 
 class Engine:
@@ -75,16 +130,19 @@ class Engine:
     visits hundreds of thousands of distinct states but only a few thousand distinct projections).
     """
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, props: PropSet | None = None) -> None:
         self.model = model
+        self.props = props if props is not None else core_props()
         self.names = model.var_names
         self.index = {n: i for i, n in enumerate(self.names)}
         self.threads = frozenset(model.cfg.threads())
         self.by_thread: dict[str, list[Action]] = {}
         for a in model.actions:
             self.by_thread.setdefault(a.thread, []).append(a)
-        self.state_props = [p for p in PROPERTIES.values() if p.state is not None and p.name != DEADLOCK]
-        self.step_props = [p for p in PROPERTIES.values() if p.watches is not None and p.step is not None]
+        self.state_props = list(self.props.state)
+        self.step_props = list(self.props.step)
+        self.finding_state = list(self.props.finding_state)
+        self.finding_step = list(self.props.finding_step)
         self.locks = [(lock, m) for lock in model.cfg.lock_instances() for m in lock_modes(lock)]
         self.reset()
 
@@ -131,21 +189,25 @@ class Engine:
                     return out
         return None
 
-    def check_state(self, st: list[object]) -> Failure | None:
+    def check_state(self, st: list[object]) -> Outcome:
         for get, table, _ in self.prop_memo:
             out = table.get(get(st))
             if out is not None:
-                return None if out is _OK else out  # type: ignore[return-value]
+                return out  # type: ignore[no-any-return]
         rec = _Reads(dict(zip(self.names, st)))
-        res: object = _OK
+        res: Outcome = _CLEAN
         for p in self.state_props:
             mark = len(rec.read)
             if not p.state(CONCRETE, rec, self.model):  # type: ignore[misc]
-                res = Failure(Verdict.VIOLATED, "CHK101", f"property {p.name} fails: {p.summary}",
-                              p.name, tuple(rec.read[mark:]))
+                res = (Failure(Verdict.VIOLATED, "CHK101", f"property {p.name} fails: {p.summary}",
+                               p.name, tuple(rec.read[mark:])), ())
                 break
+        else:
+            bad = tuple(p.name for p in self.finding_state if not p.state(CONCRETE, rec, self.model))  # type: ignore[misc]
+            if bad:
+                res = (None, bad)
         self._store(self.prop_memo, rec.read, st, res)
-        return None if res is _OK else res  # type: ignore[return-value]
+        return res
 
     def options(self, s: dict[str, object], t: str) -> str:
         """What thread t could do in state s (for divergence messages)."""
@@ -176,12 +238,14 @@ class Engine:
                     return Step((), (), Failure(Verdict.VIOLATED, "CHK101",
                                                 f"property {p.name} fails at this step: {p.summary}",
                                                 p.name, tuple(rec.read[mark:])))
+        found = tuple(p.name for p in self.finding_step
+                      if p.watches(act) and not p.step(CONCRETE, rec, self.model, act))  # type: ignore[misc,operator]
         eff = act.effect(CONCRETE, rec)
         edges: tuple[tuple[str, str], ...] = ()
         if kind == "lock_acquire":
             new = lock_class(ev.arg("lock") or "")
             edges = tuple(dict.fromkeys((lock_class(lock), new) for lock, m in self.locks if rec[lv(lock, m, t)]))
-        return Step(tuple((self.index[k], v) for k, v in eff.items()), edges)
+        return Step(tuple((self.index[k], v) for k, v in eff.items()), edges, None, found)
 
     def _match(self, s: "_Reads", ev: Event) -> Action | Failure:
         t, kind, m = ev.thread, ev.kind, self.model
@@ -206,7 +270,22 @@ class Engine:
             return Failure(Verdict.DIVERGED, "CHK203",
                            f"{t} is at '{label}' and cannot do '{kind}' here ({why[0] if why else ''} "
                            f"is false); it could do: {self.options(s, t)}", reads=(f"pc.{t}",))
-        act = chosen[0]
+        # Several actions can share a thread, kind and static keys and differ only in their guard
+        # and observed values (lifecycle queue_sync: drained=1 when the queues are idle, drained=0
+        # on a timeout). The event is the one whose guard holds and whose observations match; if
+        # none does, the first candidate's first mismatch is the diagnosis (reads of every
+        # candidate stay recorded, so the memo remains exact).
+        first: Failure | None = None
+        for act in chosen:
+            bad = self._check_action(s, ev, act)
+            if bad is None:
+                return act
+            if first is None:
+                first = bad
+        assert first is not None
+        return first
+
+    def _check_action(self, s: "_Reads", ev: Event, act: Action) -> Failure | None:
         mark = len(s.read)
         for desc, ok in act.guards(CONCRETE, s):
             if not ok:
@@ -218,13 +297,20 @@ class Engine:
                 return Failure(Verdict.DIVERGED, "CHK202",
                                f"observed {k}={got} but the model gives {k}={value_text(v)}",
                                reads=tuple(s.read[mark:]))
-        return act
+        return None
 
 
-_ENGINES: dict[tuple[str, int, int, int], Engine] = {}
+_ENGINES: dict[tuple[object, ...], Engine] = {}
 
 
-def engine_for(h: Header) -> Engine:
+def engine_for(h: AnyHeader) -> Engine:
+    if isinstance(h, LifecycleHeader):
+        cfg = config_of(h)
+        key: tuple[object, ...] = (LIFECYCLE, h.variant, cfg)
+        e = _ENGINES.get(key)
+        if e is None:
+            e = _ENGINES[key] = Engine(LifecycleModel(cfg, h.variant), lifecycle_props(cfg))
+        return e
     key = (h.variant, h.agents, h.updaters, h.lookups)
     e = _ENGINES.get(key)
     if e is None:
@@ -232,9 +318,24 @@ def engine_for(h: Header) -> Engine:
     return e
 
 
-def _header_problem(h: Header) -> tuple[str, str] | None:
+def _lc_header_problem(h: LifecycleHeader) -> tuple[str, str] | None:
+    if h.model_name != LIFECYCLE:
+        return "TRC015", (f"unknown model {h.model_name!r}: a header with contexts=/tools=/dispatches= is "
+                          f"model={LIFECYCLE}; core traces have no model= key")
+    if h.variant not in LVARIANTS:
+        return "TRC015", f"unknown lifecycle variant {h.variant!r}; known: {', '.join(LVARIANTS)}"
+    for k, (lo, hi) in LC_RANGES.items():
+        v = getattr(h, k)
+        if not lo <= v <= hi:
+            return "TRC015", f"{k}={v} out of range ({lo}..{hi})"
+    return None
+
+
+def _header_problem(h: AnyHeader) -> tuple[str, str] | None:
     if h.version != FORMAT_VERSION:
         return "TRC004", f"format version v{h.version} is not supported (this checker reads v{FORMAT_VERSION})"
+    if isinstance(h, LifecycleHeader):
+        return _lc_header_problem(h)
     if h.variant not in VARIANTS:
         return "TRC015", f"unknown variant {h.variant!r}; known: {', '.join(VARIANTS)}"
     if not (1 <= h.agents <= MAX_SIZE and 0 <= h.updaters <= MAX_SIZE and 0 <= h.lookups <= MAX_SIZE
@@ -253,6 +354,14 @@ class _Run:
         self.n_problems = 0
         self.stop: tuple[int, Failure, tuple[Evidence, ...]] | None = None  # first replay failure
         self.gap: tuple[int, str] | None = None
+        self.findings: list[Finding] = []
+        self.n_findings = 0
+        self.failing: tuple[str, ...] = ()  # state findings failing after the previous event
+
+    def finding(self, prop: str, line: int, message: str) -> None:
+        self.n_findings += 1
+        if len(self.findings) < MAX_FINDINGS:
+            self.findings.append(Finding(prop, line, message))
 
     def problem(self, code: str, line: int, col: int, msg: str) -> None:
         self.n_problems += 1
@@ -260,14 +369,16 @@ class _Run:
             self.problems.append(Problem(code, line, col, msg))
 
 
-def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] | None = None) -> FileResult:
-    """Check one trace; never raises on bad input (I/O errors are the caller's)."""
+def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] | None = None,
+                 findings_fail: bool = False) -> FileResult:
+    """Check one trace; never raises on bad input (I/O errors are the caller's). With
+    `findings_fail`, the first finding (lifecycle FINDINGS) stops the replay as a violation."""
     g = grammar()
     fullmatch = g.fast.regex.fullmatch
     seq_g = g.seq_group
     event_markers = g.event_slots
     run = _Run(name)
-    header: Header | None = None
+    header: AnyHeader | None = None
     eng: Engine | None = None
     state: list[object] = []
     expect = -1  # next sequence number; -1 before the first event
@@ -280,15 +391,31 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
     edge_seen: set[tuple[str, str]] = set()
     seen_any = False
 
+    def note(props: tuple[str, ...], n: int, text: str, at_step: bool) -> Failure | None:
+        """Record findings at line n; with --findings-fail the first one is the verdict."""
+        for pname in props:
+            summary = LPROPERTIES[pname].summary.removeprefix("finding: ")
+            if findings_fail:
+                return Failure(Verdict.VIOLATED, "CHK101", f"finding {pname} fails"
+                               + (" at this step: " if at_step else ": ") + summary, pname)
+            run.finding(pname, n, ("fails at this step: " if at_step else "fails: ") + summary)
+        return None
+
     def advance(stp: Step, n: int, text: str, col: int) -> bool:
         """Apply one matched step to `state`; False when the replay has to stop here."""
         f = stp.fail
+        if f is None and stp.findings:
+            f = note(stp.findings, n, text, True)
         if f is None:
             for i, v in stp.delta:
                 state[i] = v
                 lastw[i] = n
                 lastt[i] = text
-            f = eng.check_state(state)  # type: ignore[union-attr]
+            f, failing = eng.check_state(state)  # type: ignore[union-attr]
+            if f is None and failing != run.failing:
+                # a state finding is reported where it starts to fail, not on every later line
+                f = note(tuple(x for x in failing if x not in run.failing), n, text, False)
+                run.failing = failing
         if f is not None:
             run.stop = (n, f, _evidence(f.reads, eng, lastw, lastt, n, text))  # type: ignore[arg-type]
             if f.verdict is Verdict.MALFORMED:
@@ -339,7 +466,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             continue
         if rec is None:
             continue
-        if isinstance(rec, Header):
+        if isinstance(rec, (Header, LifecycleHeader)):
             if header is not None or seen_any:
                 run.problem("TRC014" if header is not None else "TRC003", n, 1,
                             "repeated header" if header is not None else "header after the first event")
@@ -357,7 +484,10 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             lastt = [""] * len(eng.names)
             replaying = not run.problems
             if replaying:
-                f0 = eng.check_state(state)
+                f0, failing0 = eng.check_state(state)
+                if f0 is None and failing0:
+                    f0 = note(failing0, n, text, False)
+                    run.failing = failing0
                 if f0 is not None:
                     run.stop = (n, f0, ())
                     replaying = False
@@ -367,7 +497,8 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
         if header is None:
             if not seen_any:
                 run.problem("TRC003", n, 1, "missing header: the first line must be "
-                            "'spmcheck-trace v1 variant=... agents=... updaters=... lookups=...'")
+                            "'spmcheck-trace v1 variant=... agents=... updaters=... lookups=...' "
+                            "(or 'spmcheck-trace v1 model=lifecycle variant=... agents=... contexts=... ...')")
                 seen_any = True
             continue
         if last_seq >= 0 and ev.seq == last_seq:
@@ -419,9 +550,17 @@ def _evidence(reads: tuple[str, ...], eng: Engine, lastw: list[int], lastt: list
     return tuple(ev) + (Evidence(n, text, "this event"),)
 
 
-def _finish(run: _Run, header: Header | None, eng: Engine | None, state: list[object], events: int,
+def _finish(run: _Run, header: AnyHeader | None, eng: Engine | None, state: list[object], events: int,
             lastw: list[int], lastt: list[str], edges: tuple[tuple[str, str, int], ...],
             seen_any: bool, replaying: bool) -> FileResult:
+    res = _verdict(run, header, eng, state, events, lastw, lastt, edges)
+    if run.findings:
+        res = replace(res, findings=tuple(run.findings), more_findings=run.n_findings - len(run.findings))
+    return res
+
+
+def _verdict(run: _Run, header: AnyHeader | None, eng: Engine | None, state: list[object], events: int,
+             lastw: list[int], lastt: list[str], edges: tuple[tuple[str, str, int], ...]) -> FileResult:
     name = run.name
     if header is None and not run.problems:
         run.problem("TRC002", 1, 1, "empty file: no header line")
@@ -450,8 +589,12 @@ def _finish(run: _Run, header: Header | None, eng: Engine | None, state: list[ob
     inside = [t for t in eng.model.cfg.threads()
               if s[f"pc.{t}"] != 0]  # label 0 is 'idle' for both roles
     if inside:
-        if not no_stuck_threads(CONCRETE, s, eng.model):
-            held = tuple(v for v in eng.names if v.startswith("lk.") and s[v])
+        rec = _Reads(s)
+        if not no_stuck_threads(CONCRETE, rec, eng.model):
+            # evidence: the held locks (core), or whatever the blocked threads' guards read
+            # (lifecycle: the contexts mutex, markers, in-flight counts)
+            held = tuple(v for v in eng.names if v.startswith("lk.") and s[v]) or \
+                tuple(v for v in dict.fromkeys(rec.read) if not v.startswith("pc."))
             ev = tuple(e for e in _evidence(held, eng, lastw, lastt, 0, "")[:-1])
             return FileResult(name, Verdict.VIOLATED, events, max(lastw, default=0), 1, DEADLOCK, "CHK103",
                               "deadlock: every thread inside an operation is blocked ("
@@ -463,15 +606,16 @@ def _finish(run: _Run, header: Header | None, eng: Engine | None, state: list[ob
     return FileResult(name, Verdict.ACCEPTED, events, 0, 1, "", "", "", (), (), 0, "", edges)
 
 
-def check_path(path: str, on_edges: Callable[[list], None] | None = None) -> FileResult:
+def check_path(path: str, on_edges: Callable[[list], None] | None = None,
+               findings_fail: bool = False) -> FileResult:
     """Check a file by path, or stdin for '-'; unreadable paths are malformed (TRC001)."""
     import sys
 
     if path == "-":
-        return check_stream(sys.stdin.buffer, "<stdin>", on_edges)
+        return check_stream(sys.stdin.buffer, "<stdin>", on_edges, findings_fail)
     try:
         with open(path, "rb") as f:
-            return check_stream(f, path, on_edges)
+            return check_stream(f, path, on_edges, findings_fail)
     except OSError as e:
         msg = f"cannot read {path}: {e.strerror or e}"
         return FileResult(path, Verdict.MALFORMED, 0, 0, 0, "", "TRC001", msg, (),

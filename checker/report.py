@@ -8,9 +8,20 @@ from .results import FileResult, Verdict
 
 
 def text_lines(r: FileResult) -> list[str]:
+    return _verdict_lines(r) + _finding_lines(r)
+
+
+def _finding_lines(r: FileResult) -> list[str]:
+    out = [f"{r.file}:{f.line}: finding {f.prop}: {_one_line(f.message)}" for f in r.findings]
+    if r.more_findings:
+        out.append(f"{r.file}: and {r.more_findings} more findings")
+    return out
+
+
+def _verdict_lines(r: FileResult) -> list[str]:
     head = f"{r.file}: {r.verdict.value}"
     if r.verdict is Verdict.ACCEPTED:
-        return [f"{head} ({r.events} events)"]
+        return [f"{head} ({r.events} events)" + (f", {len(r.findings) + r.more_findings} findings" if r.findings else "")]
     if r.verdict is Verdict.VIOLATED:
         head += f" {r.prop} at line {r.line}"
     elif r.line:
@@ -49,6 +60,8 @@ def to_dict(r: FileResult) -> dict[str, object]:
         "problems": [{"code": p.code, "line": p.line, "col": p.col, "message": p.message} for p in r.problems],
         "more_problems": r.more_problems,
         "partial": r.partial or None,
+        "findings": [{"property": f.prop, "line": f.line, "message": f.message} for f in r.findings],
+        "more_findings": r.more_findings,
     }
 
 

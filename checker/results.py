@@ -36,6 +36,16 @@ class Problem:
 
 
 @dataclass(frozen=True)
+class Finding:
+    """A residual-risk property of the final design (spec.lifecycle.properties.FINDINGS) failed at
+    `line`. Reported, but it fails the verdict only with `spmcheck check --findings-fail`."""
+
+    prop: str  # JSON key "property"
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
 class FileResult:
     file: str
     verdict: Verdict
@@ -50,6 +60,8 @@ class FileResult:
     more_problems: int = 0  # bad lines beyond the cap
     partial: str = ""  # what the replay had established before the input went bad
     lock_edges: tuple[tuple[str, str, int], ...] = field(default=())  # (from, to, first line)
+    findings: tuple[Finding, ...] = field(default=())  # capped; lifecycle traces only
+    more_findings: int = 0  # findings beyond the cap
 
     @property
     def exit_code(self) -> int:

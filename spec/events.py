@@ -7,10 +7,13 @@ compared with the model's values through `value_text`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Union
 
 
 @dataclass(frozen=True, slots=True)
 class Header:
+    """Header of a core trace (threads u*/l*): `spmcheck-trace v1 variant=V agents=N updaters=N ...`."""
+
     version: int
     variant: str
     agents: int
@@ -19,6 +22,43 @@ class Header:
     meta: tuple[tuple[str, str], ...] = ()
     file: str = ""
     line: int = 0
+
+    @property
+    def model(self) -> str:
+        # a core header carries no `model=` key; the property lets callers dispatch on both types
+        return "core"
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleHeader:
+    """Header of a lifecycle trace (threads t*/d0/h0, spec.lifecycle):
+    `spmcheck-trace v1 model=lifecycle variant=V agents=N contexts=N tools=N dispatches=N max_ids=N
+    timeouts=B deactivate=B destroy=B key=value...`. A separate type (not new fields on Header) so
+    every positional `Header(...)` call of the core keeps its meaning."""
+
+    version: int
+    variant: str
+    agents: int
+    contexts: int
+    tools: int
+    dispatches: int
+    max_ids: int
+    # scenario switches as written (0/1); kept as numbers so a bad value reaches the checker's
+    # TRC015 instead of being coerced here
+    timeouts: int
+    deactivate: int
+    destroy: int
+    meta: tuple[tuple[str, str], ...] = ()
+    file: str = ""
+    line: int = 0
+    model_name: str = "lifecycle"  # the `model=` value as written (validated by the checker)
+
+    @property
+    def model(self) -> str:
+        return self.model_name
+
+
+AnyHeader = Union[Header, LifecycleHeader]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +84,12 @@ def value_text(v: object) -> str:
     return str(v)
 
 
-def render_header(h: Header) -> str:
+def render_header(h: AnyHeader) -> str:
     extra = "".join(f" {k}={v}" for k, v in h.meta)
+    if isinstance(h, LifecycleHeader):
+        return (f"spmcheck-trace v{h.version} model={h.model_name} variant={h.variant} agents={h.agents} "
+                f"contexts={h.contexts} tools={h.tools} dispatches={h.dispatches} max_ids={h.max_ids} "
+                f"timeouts={int(h.timeouts)} deactivate={int(h.deactivate)} destroy={int(h.destroy)}{extra}")
     return (f"spmcheck-trace v{h.version} variant={h.variant} agents={h.agents} "
             f"updaters={h.updaters} lookups={h.lookups}{extra}")
 
