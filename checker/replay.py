@@ -21,7 +21,7 @@ from spec.lifecycle.trace import MODEL as LIFECYCLE, config_of
 from spec.lifecycle.variants import LVARIANTS
 from spec.model import Action, Model
 from spec.programs import LABELS, role_of
-from spec.properties import PROPERTIES, Property, no_stuck_threads
+from spec.properties import PROPERTIES, Property, can_move, no_stuck_threads
 from spec.variants import VARIANTS
 from spec.vocabulary import Config, lock_modes, lv
 
@@ -524,7 +524,8 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
         # a valid event the regex did not take (cannot happen for the grammar-derived regex, but
         # Lark is the definition): replay it through the same path, unmemoised
         events += 1
-        if not advance(eng.compute(state, ev, None), n, text, 1):  # type: ignore[union-attr]
+        col = m.start(g.thread_group) + 2 if m is not None else 1  # the thread's column, as on the fast path
+        if not advance(eng.compute(state, ev, None), n, text, col):  # type: ignore[union-attr]
             replaying = False
 
     if on_edges is not None:
@@ -589,12 +590,15 @@ def _verdict(run: _Run, header: AnyHeader | None, eng: Engine | None, state: lis
     inside = [t for t in eng.model.cfg.threads()
               if s[f"pc.{t}"] != 0]  # label 0 is 'idle' for both roles
     if inside:
-        rec = _Reads(s)
-        if not no_stuck_threads(CONCRETE, rec, eng.model):
-            # evidence: the held locks (core), or whatever the blocked threads' guards read
-            # (lifecycle: the contexts mutex, markers, in-flight counts)
-            held = tuple(v for v in eng.names if v.startswith("lk.") and s[v]) or \
-                tuple(v for v in dict.fromkeys(rec.read) if not v.startswith("pc."))
+        if not no_stuck_threads(CONCRETE, s, eng.model):
+            held = tuple(v for v in eng.names if v.startswith("lk.") and s[v])
+            if not held:
+                # no lock variables (lifecycle): the evidence is what the blocked threads' steps
+                # read (contexts mutex, markers, in-flight counts, slots)
+                rec = _Reads(s)
+                for t in inside:
+                    can_move(CONCRETE, rec, eng.model, t)
+                held = tuple(v for v in dict.fromkeys(rec.read) if not v.startswith("pc."))
             ev = tuple(e for e in _evidence(held, eng, lastw, lastt, 0, "")[:-1])
             return FileResult(name, Verdict.VIOLATED, events, max(lastw, default=0), 1, DEADLOCK, "CHK103",
                               "deadlock: every thread inside an operation is blocked ("
