@@ -70,7 +70,14 @@ def houdini(model: Model, trans: Transition, timeout: float, pool: list[Candidat
     for st in (samples if samples is not None else sample_states(model)):
         cands = [c for c in cands if c.fn(CONCRETE, st)]
     S, S2 = trans.S, trans.S2
-    pre = {c.name: _b(c.fn(Z3, S)) for c in cands}
+    # One incremental solver for all rounds: each candidate's pre-state conjunct is guarded by an
+    # assumption literal, so dropping a candidate is just leaving its literal out, and the clauses
+    # Z3 learned about the transition relation survive from round to round.
+    s = _solver()
+    s.add(trans.formula)
+    lit = {c.name: z3.Bool(f"houdini!{i}") for i, c in enumerate(cands)}
+    for c in cands:
+        s.add(z3.Implies(lit[c.name], _b(c.fn(Z3, S))))
     post = {c.name: _b(c.fn(Z3, S2)) for c in cands}
     rounds = 0
     while True:
@@ -78,17 +85,16 @@ def houdini(model: Model, trans: Transition, timeout: float, pool: list[Candidat
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return Inductive("unknown", tuple(cands), "timeout", time.monotonic() - t0, rounds)
-        s = _solver()
         s.set("timeout", max(1, int(remaining * 1000)))
-        s.add(trans.formula)
-        s.add(*[pre[c.name] for c in cands])
+        s.push()
         s.add(z3.Not(z3.And(*[post[c.name] for c in cands])))
-        r = s.check()
+        r = s.check(*[lit[c.name] for c in cands])
         if r == z3.unsat:
             return Inductive("inductive", tuple(cands), "", time.monotonic() - t0, rounds)
         if r == z3.unknown:
             return Inductive("unknown", tuple(cands), s.reason_unknown(), time.monotonic() - t0, rounds)
         nxt = _concrete(model, s.model(), S2)
+        s.pop()
         before = len(cands)
         cands = [c for c in cands if c.fn(CONCRETE, nxt)]
         if len(cands) == before:  # the model's post-state must falsify something

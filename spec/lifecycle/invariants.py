@@ -57,6 +57,9 @@ def counting(m: Model) -> list[Candidate]:
     cfg: LConfig = m.cfg  # type: ignore[assignment]
     C, K, A = range(cfg.contexts), range(cfg.dispatches), range(cfg.agents)
     out = []
+    for d in m.vars:
+        if d.kind == "int":  # the Int encoding of induction knows no declared ranges by itself
+            out.append(Candidate(f"range {d.name}", lambda b, s, d=d: b.And(s[d.name] >= d.lo, s[d.name] <= d.hi)))
     for name, p in LPROPERTIES.items():
         if p.state is not None and name not in META:
             out.append(Candidate(f"prop:{name}", lambda b, s, f=p.state: f(b, s, m)))
