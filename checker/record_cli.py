@@ -1,5 +1,8 @@
 """`spmcheck record`: run the protocol on real threads and write a format-v1 trace.
 
+`--model core` (default): the QueueController serialization (checker/runtime.py, threads u*/l*).
+`--model lifecycle`: the SPM context lifecycle (checker/lc_runtime.py, threads t*/d0/h0).
+
 Exit codes: 0 recorded, 2 bad arguments, 3 the run deadlocked (the trace is still written and
 ends where the threads got stuck — that is a finding, e.g. for reversed-lookup-order).
 """
@@ -9,14 +12,20 @@ import argparse
 import difflib
 import sys
 
+from spec.lifecycle.variants import LVARIANTS
 from spec.variants import VARIANTS
 
+from . import lc_record as _lc_record
 from . import record as _record
+from .lc_record import LRunConfig
 from .record import RunConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--variant", required=True, help=f"one of: {', '.join(VARIANTS)}")
+    parser.add_argument("--model", choices=("core", "lifecycle"), default="core",
+                        help="which protocol to run (default core)")
+    parser.add_argument("--variant", required=True,
+                        help=f"core: one of {', '.join(VARIANTS)}; lifecycle: one of {', '.join(LVARIANTS)}")
     parser.add_argument("--agents", type=int, default=2, help="GPU agents (default 2)")
     parser.add_argument("--threads", type=int, default=None,
                         help="shorthand: this many updater and this many lookup threads")
@@ -31,10 +40,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="max seconds a holder keeps a reference between enable and disable")
     parser.add_argument("--seed", type=int, default=0, help="seed of the per-thread RNGs")
     parser.add_argument("-o", "--output", required=True, help="trace file to write")
+    lc = parser.add_argument_group("lifecycle (--model lifecycle)")
+    lc.add_argument("--contexts", type=int, default=2, help="SPM contexts (default 2)")
+    lc.add_argument("--tools", type=int, default=2, help="tool threads t* (default 2)")
+    lc.add_argument("--dispatches", type=int, default=40,
+                    help="dispatches written by d0, exactly (default 40)")
+    lc.add_argument("--max-ids", type=int, default=4, help="registry ids add_callback may hand out (default 4)")
+    lc.add_argument("--timeouts", type=int, choices=(0, 1), default=1,
+                    help="Queue::sync may time out (default 1)")
+    lc.add_argument("--sync-timeout", type=float, default=0.002,
+                    help="seconds Queue::sync waits before it times out (default 0.002)")
+    lc.add_argument("--deactivate", type=int, choices=(0, 1), default=0,
+                    help="tools also call deactivate_client_contexts (default 0)")
+    lc.add_argument("--destroy", type=int, choices=(0, 1), default=0,
+                    help="tools also destroy SPM profiles of stopped contexts (default 0)")
 
 
 class UsageError(ValueError):
     pass
+
+
+def lc_config_from(args: argparse.Namespace) -> LRunConfig:
+    if args.variant not in LVARIANTS:
+        close = difflib.get_close_matches(args.variant, list(LVARIANTS), n=3, cutoff=0.4)
+        hint = f"; did you mean {' or '.join(close)}?" if close else ""
+        raise UsageError(f"unknown lifecycle variant {args.variant!r}{hint} (known: {', '.join(LVARIANTS)})")
+    if args.seconds is not None:
+        raise UsageError("--seconds is not supported with --model lifecycle (the run has a fixed size: use --ops)")
+    # the header sizes the model: keep them inside what `spmcheck check` accepts (checker/replay.py)
+    checks = [(1 <= args.agents <= 4, "--agents must be in 1..4 for the lifecycle"),
+              (1 <= args.contexts <= 4, "--contexts must be in 1..4"),
+              (1 <= args.tools <= 8, "--tools must be in 1..8"),
+              (1 <= args.dispatches <= 256, "--dispatches must be in 1..256"),
+              (0 <= args.max_ids <= 64, "--max-ids must be in 0..64"),
+              (args.ops is None or args.ops >= 1, "--ops must be >= 1"),
+              (0.0 <= args.jitter <= 1.0, "--jitter must be in [0, 1]"),
+              (args.sync_timeout > 0, "--sync-timeout must be > 0")]
+    for ok, msg in checks:
+        if not ok:
+            raise UsageError(msg)
+    return LRunConfig(args.variant, args.agents, args.contexts, args.tools, args.dispatches, args.max_ids,
+                      args.ops if args.ops is not None else 30, bool(args.timeouts), bool(args.deactivate),
+                      bool(args.destroy), args.jitter, args.seed, args.sync_timeout)
 
 
 def config_from(args: argparse.Namespace) -> RunConfig:
@@ -62,6 +109,8 @@ def config_from(args: argparse.Namespace) -> RunConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "model", "core") == "lifecycle":
+        return _run_lifecycle(args)
     try:
         cfg = config_from(args)
     except UsageError as e:
@@ -88,6 +137,37 @@ def run(args: argparse.Namespace) -> int:
     if res.deadlocked:
         print("spmcheck record: the run deadlocked (no event for "
               f"{cfg.stall:.0f}s); trace ends where the threads got stuck", file=sys.stderr)
+        return 3
+    return 0
+
+
+def _run_lifecycle(args: argparse.Namespace) -> int:
+    try:
+        cfg = lc_config_from(args)
+    except UsageError as e:
+        print(f"spmcheck record: error: {e}", file=sys.stderr)
+        return 2
+    tty = sys.stderr.isatty()
+
+    def progress(events: int, secs: float) -> None:
+        sys.stderr.write(f"\r  recording lifecycle {cfg.variant}: {events} events, {secs:5.1f}s")
+        sys.stderr.flush()
+
+    try:
+        out = open(args.output, "w", encoding="utf-8")
+    except OSError as e:
+        print(f"spmcheck record: error: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+        return 2
+    with out:
+        res = _lc_record.run(cfg, out, progress if tty else None)
+    if tty:
+        sys.stderr.write("\n")
+    print(f"recorded {res.events} events in {res.seconds:.2f}s -> {args.output} (model=lifecycle "
+          f"variant={cfg.variant} agents={cfg.agents} contexts={cfg.contexts} tools={cfg.tools} "
+          f"dispatches={cfg.dispatches} seed={cfg.seed} jitter={cfg.jitter})", file=sys.stderr)
+    if res.deadlocked:
+        print(f"spmcheck record: the run got stuck (no event for {cfg.stall:.0f}s); trace ends there",
+              file=sys.stderr)
         return 3
     return 0
 
