@@ -1,0 +1,103 @@
+"""Concrete evidence behind a parametric `violated` verdict.
+
+A failed parametric query only shows the invariant is not inductive (or does not imply the
+property): its CTI need not be reachable. `violated` is therefore claimed only when a concrete
+path from Init that violates the property replays on spec.model (CONCRETE) now.
+
+The paths are stored as trace files (traces/FORMAT.md, static args only) in `cex/`, found once
+by the fixed-size BMC (`spec.prove.find_path`, the same search `spmcheck prove` uses) and
+regenerated with `python -m spec.parametric.confirm`. Finding them again on every run would cost
+seconds per pair (the apply-after-unlock race is 26 steps deep); replaying costs milliseconds.
+If the model changes so that a stored path no longer replays, the verdict drops to `unknown`
+and says so — the same contract as the stored invariants in spec/proofs/.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from ..backend import CONCRETE
+from ..model import Action, Model, apply
+from ..properties import PROPERTIES, Property
+from ..vocabulary import Config
+
+CEX_DIR = Path(__file__).resolve().parent / "cex"
+
+
+def cex_file(variant: str, prop: str) -> Path:
+    return CEX_DIR / f"{variant}--{prop}.trace"
+
+
+def _violates(model: Model, prop: Property, states: list[dict], acts: Sequence[Action]) -> bool:
+    if prop.state is not None:
+        return not prop.state(CONCRETE, states[-1], model)
+    assert prop.watches is not None and prop.step is not None
+    return bool(acts) and prop.watches(acts[-1]) and not prop.step(CONCRETE, states[-2], model, acts[-1])
+
+
+def _blocked_everywhere(model: Model, s: dict) -> bool:
+    """properties.no_stuck_threads fails: someone is inside and nobody inside can move."""
+    return not PROPERTIES["lock-order-acyclic"].state(CONCRETE, s, model)  # type: ignore[misc]
+
+
+def replay(variant: str, prop: str, text: str) -> tuple[str, ...]:
+    """The trace lines if `text` replays from Init and ends in a violation of `prop`, else ()."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    if not lines:
+        return ()
+    head = dict(kv.split("=", 1) for kv in lines[0].split()[2:] if "=" in kv)
+    if head.get("variant") != variant:
+        return ()
+    model = Model(Config(int(head["agents"]), int(head["updaters"]), int(head["lookups"])), variant)
+    states = [model.init_state()]
+    acts: list[Action] = []
+    for ln in lines[1:]:
+        _, thread, kind, *kvs = ln.split()
+        args = dict(kv.split("=", 1) for kv in kvs)
+        static = tuple((k, args[k]) for k in model.static_keys.get(kind, ()) if k in args)
+        cands = [a for a in model.actions_by_key.get((thread, kind, static), []) if a.enabled(CONCRETE, states[-1])]
+        if len(cands) != 1:
+            return ()
+        acts.append(cands[0])
+        states.append(apply(model, CONCRETE, states[-1], cands[0]))
+    return tuple(lines) if _violates(model, PROPERTIES[prop], states, acts) else ()
+
+
+def confirm(variant: str, prop: str) -> tuple[str, ...]:
+    path = cex_file(variant, prop)
+    return replay(variant, prop, path.read_text()) if path.exists() else ()
+
+
+def regenerate(pairs: Sequence[tuple[str, str]], cfg: Config = Config(1, 2, 1), timeout: float = 120.0) -> list[Path]:
+    """Find and store a counterexample path per pair with the fixed-size BMC."""
+    from ..bmc import violation_target
+    from ..events import value_text
+    from ..prove import _violates as prove_violates, find_path
+
+    CEX_DIR.mkdir(exist_ok=True)
+    out = []
+    for variant, pname in pairs:
+        model = Model(cfg, variant)
+        prop = PROPERTIES[pname]
+        got = find_path(model, lambda m, prop=prop: violation_target(m, prop),
+                        lambda st, acts, prop=prop: prove_violates(model, prop, st, acts), timeout)
+        if not isinstance(got, tuple):
+            continue
+        setup, race, note = got
+        rows = [f"# counterexample for {pname} in {variant}, found by spec.prove.find_path ({note})",
+                f"spmcheck-trace v1 variant={variant} agents={cfg.agents} updaters={cfg.updaters} "
+                f"lookups={cfg.lookups} source=spec.parametric.confirm"]
+        for i, a in enumerate(setup + race):
+            args = "".join(f" {k}={value_text(v)}" for k, v in a.static_args().items())
+            rows.append(f"{i + 1} {a.thread} {a.kind}{args}")
+        p = cex_file(variant, pname)
+        p.write_text("\n".join(rows) + "\n")
+        out.append(p)
+    return out
+
+
+if __name__ == "__main__":
+    from ..expected import EXPECTED
+
+    for p in regenerate([k for k, (e, _) in EXPECTED.items() if e == "violated"]):
+        print(p)

@@ -1,0 +1,343 @@
+"""Parametric verdicts per (variant, property): `run()` is the API behind `spmcheck prove --parametric`.
+
+proved    every query is valid: initiation (Init ⊨ Inv), consecution per action
+          (Inv ∧ step ⊨ Inv'), and the property check (Inv ⊨ P; for P5 also the static lock
+          graph and the deadlock queries) — for ANY number of agents and threads.
+violated  some query fails (its CTI is recorded) and a concrete path from Init that violates the
+          property replays on spec.model now (spec.parametric.confirm).
+unknown   anything else: a solver `unknown` (with its reason), or a CTI with no confirmed path.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import lru_cache
+from typing import Callable, Sequence
+
+import z3
+
+from ..expected import expected
+from ..properties import PROPERTIES
+from ..variants import VARIANTS, Variant
+from .actions import PAction, Params, build_actions
+from .encoding import LOCK_REL, Agent, Lookup, PState, Updater, at, enabled, exists, forall, fresh_state
+from .invariants import Conjunct, invariant, lock_table
+from .queries import (Bounded, action_params, conj, failing_conjuncts, fragment_of, init, run_check, state_cti,
+                      step_cti)
+from .results import Cti
+from .results import Check, ParamResult, WitnessRec, any_size_text, render_text
+
+PROPS = ("serializer-mirrors-refcount", "creation-consistent", "lock-order-acyclic")
+CLASS_ORDER = ("queues", "refcount", "serializer_map", "serializer")
+
+
+def _note(m: z3.ModelRef, s: PState, inv: Sequence[Conjunct]) -> str:
+    from .queries import ModelStructure
+
+    st = ModelStructure(m, {})
+    with st.universe():
+        bad = failing_conjuncts(m, s, inv)
+    return ("breaks: " + "; ".join(bad)) if bad else ""
+
+
+def initiation(inv: Sequence[Conjunct], timeout: float) -> Check:
+    def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+        S = fresh_state("init")
+        return ([init(S), z3.Not(conj(S, inv))] + (b.closure(S) if b else []),
+                lambda m: state_cti(m, S, _note(m, S, inv)))
+
+    return run_check("initiation", build, fragment_of(inv), timeout)
+
+
+def _reads(c: Conjunct) -> frozenset[str]:
+    """State symbols a conjunct mentions (recorded by evaluating it once)."""
+    seen: set[str] = set()
+
+    class Rec(dict):  # type: ignore[type-arg]
+        def __getitem__(self, k: str) -> object:
+            seen.add(k)
+            return dict.__getitem__(self, k)
+
+    st = fresh_state("reads")
+    st.__dict__["fns"] = Rec(st.fns)
+    c.fn(st)
+    return frozenset(seen)
+
+
+def consecution(pa: PAction, inv: Sequence[Conjunct], timeout: float) -> Check:
+    """Inv ∧ step ⊨ Inv'. Conjuncts that read no symbol the step writes are equal in both states
+    and so follow from the hypothesis: they are left out of the goal (frame reasoning)."""
+    def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+        S = fresh_state("pre")
+        p = action_params(pa.name, pa, b)
+        f = pa.fire(S, p)
+        writes = {k for k in S.fns if f.post.fns[k] is not S.fns[k]}
+        goal = [c for c in inv if _reads(c) & writes]
+        parts = [conj(S, inv), f.enabled(), *f.side, z3.Not(conj(f.post, goal))] + (b.closure(S) if b else [])
+        return parts, lambda m: step_cti(m, S, f.post, pa, p, _note(m, f.post, inv))
+
+    return run_check(f"consecution:{pa.name}", build, fragment_of(inv), timeout)
+
+
+# ---- property checks --------------------------------------------------------------------------
+def _quiescent(s: PState, x: z3.ExprRef) -> z3.BoolRef:
+    """properties.quiescent: no thread inside update_serialization()/serializer() for x."""
+    return z3.And(
+        forall(Updater, lambda u: z3.Not(z3.And(z3.Not(at(s, "updater", u, "idle")), z3.Or(s.all(u), s.inn(u, x))))),
+        forall(Lookup, lambda l: z3.Not(z3.And(z3.Not(at(s, "lookup", l, "idle")), s.ag(l) == x))))
+
+
+def p1_holds(s: PState) -> z3.BoolRef:
+    """properties.mirrors (digest §4 P1)."""
+    return forall(Agent, lambda x: z3.Implies(z3.And(_quiescent(s, x), s.ex(x)), s.en(x) == enabled(s, x)))
+
+
+def p2_ok(v: Variant, s: PState, t: z3.ExprRef, a: z3.ExprRef) -> z3.BoolRef:
+    """properties.creation_ok at a serializer_insert of lookup t on agent a (digest §4 P2)."""
+    should = s.flag() if v.global_flag else s.sh(t)
+    no_writer = forall(Updater, lambda u: z3.Not(s.uw(u)))
+    return z3.Implies(z3.Not(s.ex(a)), z3.And(should == enabled(s, a), no_writer))
+
+
+def implies_p1(inv: Sequence[Conjunct], timeout: float) -> Check:
+    def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+        S = fresh_state("imp")
+        return ([conj(S, inv), z3.Not(p1_holds(S))] + (b.closure(S) if b else []),
+                lambda m: state_cti(m, S, "a state of the invariant where P1 fails"))
+
+    return run_check("implies-property", build, fragment_of(inv), timeout)
+
+
+def implies_p2(v: Variant, acts: list[PAction], inv: Sequence[Conjunct], timeout: float) -> Check:
+    pa = next(x for x in acts if x.kind == "serializer_insert")
+
+    def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+        S = fresh_state("imp")
+        p = action_params("imp", pa, b)
+        f = pa.fire(S, p)
+        return ([conj(S, inv), f.enabled(), *f.side, z3.Not(p2_ok(v, S, p.t, p.a))] + (b.closure(S) if b else []),
+                lambda m: step_cti(m, S, f.post, pa, p, "an insert the invariant allows that breaks P2"))
+
+    return run_check("implies-property", build, fragment_of(inv), timeout)
+
+
+def lock_graph(acts: list[PAction]) -> Check:
+    """Static half of P5: edges held-class -> acquired-class from the lock table (the table is a
+    conjunct of the invariant, so its consecution queries prove it for every size)."""
+    t0 = time.monotonic()
+    cls_of = {rel: cls for (role, cls, mode), rel in LOCK_REL.items()}
+    edges: set[tuple[str, str]] = set()
+    for role in ("updater", "lookup"):
+        table = lock_table(acts, role)
+        for pa in acts:
+            if pa.role == role and pa.lock is not None and pa.lock[2] and pa.at in table:
+                for rel in table[pa.at]:
+                    edges.add((cls_of[rel], pa.lock[0]))
+    cycle = _cycle(edges)
+    txt = ", ".join(f"{a}->{b}" for a, b in sorted(edges))
+    if cycle:
+        return Check("lock-graph", "fails", "none (dataflow over the transitions)", time.monotonic() - t0,
+                     None, "cycle " + " -> ".join(cycle) + f" in {{{txt}}}")
+    return Check("lock-graph", "valid", "none (dataflow over the transitions)", time.monotonic() - t0,
+                 None, f"acyclic: {{{txt}}}")
+
+
+def _cycle(edges: set[tuple[str, str]]) -> list[str]:
+    nodes = sorted({x for e in edges for x in e})
+    for start in nodes:
+        stack = [(start, [start])]
+        while stack:
+            n, path = stack.pop()
+            for a, b in sorted(edges):
+                if a != n:
+                    continue
+                if b == start:
+                    return path + [b]
+                if b not in path:
+                    stack.append((b, path + [b]))
+    return []
+
+
+def _holds_class(s: PState, role: str, t: z3.ExprRef, cls: str) -> z3.BoolRef:
+    out = []
+    for mode in ("shared", "exclusive"):
+        rel = LOCK_REL.get((role, cls, mode))
+        if rel is None:
+            continue
+        out.append(exists(Agent, lambda x, rel=rel: s.fns[rel](t, x)) if cls == "serializer" else s.fns[rel](t))
+    return z3.Or(*out) if out else z3.BoolVal(False)
+
+
+def _can_move(s: PState, acts: list[PAction], role: str, t: z3.ExprRef) -> z3.BoolRef:
+    """Some step of t is enabled under a guard that implies the fixed-size one (`strict`)."""
+    opts = []
+    for pa in acts:
+        if pa.role != role or pa.kind in ("update_begin", "lookup_begin"):
+            continue
+        a = z3.Const(f"a!mv!{pa.name}", Agent)
+        f = pa.fire(s, Params(t, a, tag="mv"))
+        g = z3.And(f.enabled(), *f.strict)
+        opts.append(z3.Exists([a], g) if pa.per == "agent" else g)
+    return z3.Or(*opts)
+
+
+def deadlock_checks(acts: list[PAction], inv: Sequence[Conjunct], timeout: float) -> list[Check]:
+    """Dynamic half of P5: no state of the invariant has a thread inside an operation while every
+    such thread is blocked. One query per case of the highest lock class held (and by which role),
+    so each refutation only needs that one holder's steps (a finite instantiation)."""
+    frag = fragment_of(inv, "∀∃")
+
+    def builder(top: tuple[int, str] | None) -> Callable[[Bounded | None], tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]]:
+        def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+            S = fresh_state("dl")
+            parts = [conj(S, inv),
+                     z3.Or(exists(Updater, lambda u: z3.Not(at(S, "updater", u, "idle"))),
+                           exists(Lookup, lambda l: z3.Not(at(S, "lookup", l, "idle")))),
+                     forall(Updater, lambda u: z3.Implies(z3.Not(at(S, "updater", u, "idle")),
+                                                          z3.Not(_can_move(S, acts, "updater", u)))),
+                     forall(Lookup, lambda l: z3.Implies(z3.Not(at(S, "lookup", l, "idle")),
+                                                         z3.Not(_can_move(S, acts, "lookup", l))))]
+            above = CLASS_ORDER if top is None else CLASS_ORDER[top[0] + 1:]
+            for c in above:
+                parts.append(z3.And(forall(Updater, lambda u, c=c: z3.Not(_holds_class(S, "updater", u, c))),
+                                    forall(Lookup, lambda l, c=c: z3.Not(_holds_class(S, "lookup", l, c)))))
+            first: dict[z3.SortRef, z3.ExprRef] = {}
+            note = "every inside thread blocked, no lock held"
+            if top is not None:
+                cls, role = CLASS_ORDER[top[0]], top[1]
+                sort = Updater if role == "updater" else Lookup
+                t0 = b.elems[sort][0] if b else z3.Const(f"top@{cls}.{role}", sort)
+                parts.append(_holds_class(S, role, t0, cls))
+                first = {sort: t0}
+                note = f"every inside thread blocked; highest lock class held: {cls} (by a {role})"
+            parts += b.closure(S) if b else []
+            return parts, lambda m: state_cti(m, S, note, first)
+        return build
+
+    out = [run_check("deadlock:no-lock-held", builder(None), frag, timeout)]
+    for i, cls in enumerate(CLASS_ORDER):
+        for role in ("updater", "lookup"):
+            if any((role, cls, m) in LOCK_REL for m in ("shared", "exclusive")):
+                out.append(run_check(f"deadlock:top-{cls}-{role}", builder((i, role)), frag, timeout))
+    return out
+
+
+# ---- one (variant, property) ----------------------------------------------------------------
+@lru_cache(maxsize=None)
+def _consecution_cached(variant: str, layers: tuple[str, ...], action: str, timeout: float) -> Check:
+    v = VARIANTS[variant]
+    inv = [c for c in _conjuncts(variant) if c.layer in layers]
+    pa = next(x for x in build_actions(v) if x.name == action)
+    return consecution(pa, inv, timeout)
+
+
+@lru_cache(maxsize=None)
+def _conjuncts(variant: str) -> tuple[Conjunct, ...]:
+    from .invariants import conjuncts
+
+    return tuple(conjuncts(VARIANTS[variant]))
+
+
+def prove_pair(variant: str, prop: str, timeout: float = 20.0,
+               progress: Callable[[str], None] | None = None) -> ParamResult:
+    from .confirm import confirm
+    from .invariants import LAYERS
+    from .witnesses import witnesses
+
+    t0 = time.monotonic()
+    v = VARIANTS[variant]
+    acts = build_actions(v)
+    inv = [c for c in _conjuncts(variant) if c.layer in LAYERS[prop]]
+    # a failed initiation or consecution already shows the invariant is not inductive: the
+    # remaining consecution queries are skipped (that keeps the known-bad variants cheap)
+    checks: list[Check] = [initiation(inv, timeout)]
+    for pa in acts:
+        if checks[-1].status == "fails":
+            break
+        if progress:
+            progress(f"{variant} / {prop}: consecution {pa.name}")
+        checks.append(_consecution_cached(variant, LAYERS[prop], pa.name, timeout))
+    if checks[-1].status != "fails":
+        if prop == "serializer-mirrors-refcount":
+            checks.append(implies_p1(inv, timeout))
+        elif prop == "creation-consistent":
+            checks.append(implies_p2(v, acts, inv, timeout))
+        else:
+            checks.append(lock_graph(acts))
+            checks += deadlock_checks(acts, inv, timeout)
+    exp = expected(variant, prop)[0]
+    failed = [c for c in checks if c.status == "fails"]
+    unknown = [c for c in checks if c.status == "unknown"]
+    ws: tuple[WitnessRec, ...] = ()
+    cex: tuple[str, ...] = ()
+    if not failed and not unknown:
+        ws = witnesses(variant, prop)
+        missing = [w for w in ws if w.verdict != "reachable"]
+        verdict = "unknown" if missing else "proved"
+        reason = ("a non-vacuity witness was not reached: " + ", ".join(w.name for w in missing)) if missing else ""
+    elif failed:
+        cex = confirm(variant, prop)
+        first = failed[0]
+        what = f"{first.name} fails" + (f" ({first.cti.note})" if first.cti and first.cti.note else
+                                        f" ({first.reason})" if first.reason else "")
+        verdict = "violated" if cex else "unknown"
+        reason = what + ("; confirmed by a concrete trace" if cex else "; no concrete trace confirms it")
+    else:
+        verdict = "unknown"
+        reason = "; ".join(f"{c.name}: solver unknown ({c.reason})" for c in unknown)
+    return ParamResult(variant, prop, verdict, exp, tuple(checks), ws, time.monotonic() - t0, reason,
+                       len(inv), cex)
+
+
+def run(variants: list[str] | None = None, properties: list[str] | None = None, timeout: float = 20.0,
+        progress: Callable[[str], None] | None = None, jobs: int | None = None) -> list[ParamResult]:
+    """Parametric verdicts for variants x properties (default: all), in that order.
+
+    `timeout` bounds each Z3 query. Pairs run in `jobs` processes (default: up to 2, one per
+    core): each pair is independent and Z3 holds the GIL during a check.
+    """
+    vs = list(variants) if variants else list(VARIANTS)
+    ps = list(properties) if properties else list(PROPS)
+    for name in vs:
+        if name not in VARIANTS:
+            raise ValueError(f"unknown variant={name!r}; known: {', '.join(VARIANTS)}")
+    for p in ps:
+        if p not in PROPS:
+            raise ValueError(f"unknown property={p!r}; known: {', '.join(PROPS)}")
+    pairs = [(v, p) for v in vs for p in ps]
+    n = jobs if jobs is not None else min(2, os.cpu_count() or 1, len(pairs))
+    if n <= 1:
+        return [prove_pair(v, p, timeout, progress) for v, p in pairs]
+    ctx = multiprocessing.get_context("fork")
+    out: dict[tuple[str, str], ParamResult] = {}
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+        futs = {pool.submit(prove_pair, v, p, timeout): (v, p) for v, p in _by_cost(pairs)}
+        for fut in as_completed(futs):
+            r = fut.result()
+            out[futs[fut]] = r
+            if progress:
+                progress(f"{r.variant} / {r.property}: {r.verdict} ({r.seconds:.2f}s)")
+    return [out[k] for k in pairs]
+
+
+def _by_cost(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Longest first, so two workers finish together (P1 proofs have the most conjuncts)."""
+    rank = {"serializer-mirrors-refcount": 0, "lock-order-acyclic": 1, "creation-consistent": 2}
+    return sorted(pairs, key=lambda vp: (VARIANTS[vp[0]].known_bad, rank[vp[1]]))
+
+
+def any_size_status(variant: str, property: str) -> str:
+    """"any size" if (variant, property) is proved parametrically, else "bounded only: <reason>"."""
+    from .status import STATUS
+
+    if property not in PROPERTIES:
+        raise ValueError(f"unknown property={property!r}")
+    got = STATUS.get((variant, property))
+    if got is None:
+        return "bounded only: no parametric proof recorded"
+    return got
+
+
+__all__ = ["run", "render_text", "any_size_status", "any_size_text", "prove_pair", "ParamResult"]

@@ -1,0 +1,184 @@
+"""The Z3 queries of a parametric proof and CTI extraction from their models.
+
+Each query is one solver call with a timeout: `unsat` = the check is valid, `sat` = it fails and
+the model is a finite counterexample (CTI), `unknown` = reported with Z3's reason, never as valid.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+import z3
+
+from ..programs import LOOKUP_LABELS, UPDATER_LABELS
+from ..variants import Variant
+from ..vocabulary import Config
+from .actions import PAction, Params
+from .encoding import LPC, UPC, Agent, Lookup, PState, Updater, enabled, finite_universe, forall, fresh_state
+from .finite import Structure
+from .invariants import Conjunct
+from .results import Check, Cti
+
+
+def init(s: PState) -> z3.BoolRef:
+    """Init of spec.vocabulary.declare: nothing held, everything idle/zero/false. `ag` is left
+    free (the fixed size starts it at agent 0; any agent is a superset)."""
+    return z3.And(
+        s.rc_all() == 0, z3.Not(s.flag()),
+        forall(Agent, lambda x: z3.And(s.rc(x) == 0, z3.Not(s.ex(x)), z3.Not(s.en(x)))),
+        forall(Updater, lambda u: z3.And(
+            s.upc(u) == UPC["idle"], *[z3.Not(s.fns[k](u)) for k in ("uq", "uw", "usr", "usw", "hold", "enable", "all")],
+            forall(Agent, lambda x: z3.And(*[z3.Not(s.fns[k](u, x)) for k in ("us", "inn", "pend", "was", "wh")])))),
+        forall(Lookup, lambda l: z3.And(
+            s.lpc(l) == LPC["idle"], *[z3.Not(s.fns[k](l)) for k in ("lr", "lsr", "lsw", "sh")],
+            forall(Agent, lambda x: z3.Not(s.ls(l, x))))),
+    )
+
+
+def conj(s: PState, inv: Sequence[Conjunct]) -> z3.BoolRef:
+    return z3.And(*[c.fn(s) for c in inv])
+
+
+def fragment_of(inv: Sequence[Conjunct], extra: str = "") -> str:
+    frs = {c.fragment for c in inv} | ({extra} if extra else set())
+    if any("cycle" in f for f in frs):
+        return "∀∃ with a function cycle, quantified LIA (outside the decidable fragments; solver answered)"
+    if any("LIA" in f for f in frs):
+        return "quantified LIA (undecidable fragment, solver answered)"
+    return "EPR"
+
+
+def solve(parts: Sequence[z3.BoolRef], timeout: float) -> tuple[z3.CheckSatResult, z3.Solver]:
+    s = z3.Solver()
+    s.set("timeout", max(1, int(timeout * 1000)))
+    s.add(*parts)
+    return s.check(), s
+
+
+class Bounded:
+    """A universe of at most n elements per sort: quantifiers expand over the constants, and
+    every term of sort Agent (`ag(l)`, the only function into a sort) is closed over them. A
+    model of a bounded query is a model of the quantified one, with at most that many elements:
+    the small, readable CTI Ivy shows (peer-tools §9.1)."""
+
+    def __init__(self, sizes: tuple[int, int, int], tag: str) -> None:
+        self.sizes = sizes
+        self.elems = {
+            Agent: [z3.Const(f"a{i}#{tag}", Agent) for i in range(sizes[0])],
+            Updater: [z3.Const(f"u{i}#{tag}", Updater) for i in range(sizes[1])],
+            Lookup: [z3.Const(f"l{i}#{tag}", Lookup) for i in range(sizes[2])],
+        }
+
+    def closure(self, s: PState) -> list[z3.BoolRef]:
+        return [z3.Or(*[s.ag(l) == a for a in self.elems[Agent]]) for l in self.elems[Lookup]]
+
+
+# Builds a query; with a Bounded universe it must use its elements for the existential
+# parameters and add its closure. Returns the parts and how to render a model as a CTI.
+Build = Callable[["Bounded | None"], tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]]
+CTI_SIZES = [(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2), (2, 2, 1), (2, 1, 2), (1, 2, 2), (2, 2, 2),
+             (3, 2, 2), (2, 3, 2), (2, 2, 3), (3, 3, 3)]
+
+
+def run_check(name: str, build: Build, fragment: str, timeout: float) -> Check:
+    t0 = time.monotonic()
+    parts, _ = build(None)
+    r, s = solve(parts, timeout)
+    if r == z3.unsat:
+        return Check(name, "valid", fragment, time.monotonic() - t0)
+    if r == z3.unknown:
+        return Check(name, "unknown", fragment, time.monotonic() - t0, None, s.reason_unknown())
+    deadline = t0 + timeout
+    for sizes in CTI_SIZES:
+        b = Bounded(sizes, name)
+        with finite_universe(b.elems):
+            bparts, render = build(b)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            r2, s2 = solve(bparts, left)
+            if r2 == z3.sat:
+                cti = render(s2.model())
+                return Check(name, "fails", fragment, time.monotonic() - t0, cti)
+    return Check(name, "fails", fragment, time.monotonic() - t0, None,
+                 "no CTI with at most 3 elements per sort (the solver's model is larger)")
+
+
+def action_params(tag: str, pa: PAction, b: Bounded | None = None) -> Params:
+    """Skolem constants for the step's existentials (the first elements in a bounded universe)."""
+    sort = Updater if pa.role == "updater" else Lookup
+    t = b.elems[sort][0] if b else z3.Const(f"t@{tag}", sort)
+    a = b.elems[Agent][0] if b else z3.Const(f"a@{tag}", Agent)
+    return Params(t, a, z3.Bool(f"all_p@{tag}"), z3.Function(f"scope@{tag}", Agent, z3.BoolSort()), tag=tag)
+
+
+# ---- CTI rendering --------------------------------------------------------------------------
+class ModelStructure(Structure):
+    """A Structure whose elements are a Z3 model's universe (acting thread/agent first)."""
+
+    def __init__(self, m: z3.ModelRef, first: dict[z3.SortRef, z3.ExprRef]) -> None:
+        def univ(sort: z3.SortRef) -> list[z3.ExprRef]:
+            u = list(m.get_universe(sort) or [])
+            if sort in first:
+                f = m.eval(first[sort], model_completion=True)
+                u.sort(key=lambda e: (not e.eq(f), str(e)))
+            else:
+                u.sort(key=str)
+            if not u:  # a sort the query never constrains still has one element
+                u = [m.eval(z3.Const(f"any!{sort.name()}", sort), model_completion=True)]
+            return u
+
+        self.agents, self.updaters, self.lookups = univ(Agent), univ(Updater), univ(Lookup)
+        self.cfg = Config(len(self.agents), len(self.updaters), len(self.lookups))
+        self.elems = {Agent: self.agents, Updater: self.updaters, Lookup: self.lookups}
+
+
+def _txt(v: int | bool) -> str:
+    return str(int(v)) if isinstance(v, bool) else str(v)
+
+
+def _pretty(var: str, v: int | bool) -> str:
+    if var.startswith("pc.u"):
+        return UPDATER_LABELS[int(v)]
+    if var.startswith("pc.l"):
+        return LOOKUP_LABELS[int(v)]
+    return _txt(v)
+
+
+def state_cti(m: z3.ModelRef, s: PState, note: str, first: dict[z3.SortRef, z3.ExprRef] | None = None) -> Cti:
+    st = ModelStructure(m, first or {})
+    pre = st.read(m, s)
+    return Cti((st.cfg.agents, st.cfg.updaters, st.cfg.lookups),
+               tuple((k, _pretty(k, v)) for k, v in pre.items()), "", (), note)
+
+
+def step_cti(m: z3.ModelRef, s: PState, post: PState, pa: PAction, p: Params, note: str) -> Cti:
+    sort = Updater if pa.role == "updater" else Lookup
+    st = ModelStructure(m, {sort: p.t, Agent: p.a})
+    pre, nxt = st.read(m, s), st.read(m, post)
+    thread = ("u0" if pa.role == "updater" else "l0")  # the acting thread is listed first
+    agent = 0
+    args: list[tuple[str, str]] = []
+    if pa.kind == "update_begin":
+        members = [str(i) for i, a in enumerate(st.agents) if z3.is_true(m.eval(p.scope(a), model_completion=True))]
+        allp = z3.is_true(m.eval(p.all_p, model_completion=True))
+        args = [("agents", "all" if allp else ",".join(members)), ("enable", "1" if pa.enable else "0")]
+    elif pa.lock is not None:
+        cls, mode, _ = pa.lock
+        args = [("lock", f"serializer.{agent}" if cls == "serializer" else cls), ("mode", mode)]
+    elif pa.per == "agent":
+        args = [("agent", str(agent))]
+    elif pa.kind == "refcount_change":
+        args = [("agent", "all")]
+    event = f"1 {thread} {pa.kind}" + "".join(f" {k}={v}" for k, v in args)
+    changes = tuple((k, _pretty(k, pre[k]), _pretty(k, nxt[k])) for k in pre if pre[k] != nxt[k])
+    return Cti((st.cfg.agents, st.cfg.updaters, st.cfg.lookups),
+               tuple((k, _pretty(k, v)) for k, v in pre.items()), event, changes, note)
+
+
+def failing_conjuncts(m: z3.ModelRef, s: PState, inv: Sequence[Conjunct]) -> list[str]:
+    return [c.name for c in inv if z3.is_false(m.eval(c.fn(s), model_completion=True))]
+
+
+__all__ = ["init", "conj", "run_check", "action_params", "state_cti", "step_cti", "fresh_state",
+           "fragment_of", "failing_conjuncts", "enabled"]

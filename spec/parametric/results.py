@@ -1,0 +1,96 @@
+"""Typed records of the parametric proofs and their text table."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+
+@dataclass(frozen=True)
+class Cti:
+    """A finite model of a failed query: sizes, pre-state, the step (as a trace event line) and
+    what it changed. For initiation / implication failures `event` is empty and `post` is ()."""
+
+    sizes: tuple[int, int, int]  # agents, updaters, lookups in the finite model
+    pre: tuple[tuple[str, str], ...]  # every variable, fixed-size names (rc.0, pc.u0, ...)
+    event: str  # "<seq> <thread> <kind> key=value ..." (traces/FORMAT.md)
+    changes: tuple[tuple[str, str, str], ...]  # (variable, before, after)
+    note: str = ""
+
+    def lines(self) -> list[str]:
+        a, u, l = self.sizes
+        out = [f"# CTI at {a} agents, {u} updaters, {l} lookups" + (f": {self.note}" if self.note else "")]
+        out += [f"#   {k} = {v}" for k, v in self.pre if not k.startswith("lk.") or v == "1"]
+        if self.event:
+            out.append(self.event)
+            out += [f"#   {n}: {o} -> {w}" for n, o, w in self.changes]
+        return out
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # "initiation" | "consecution:<action>" | "implies-property" | "lock-graph" | "deadlock:<case>"
+    status: str  # "valid" | "fails" | "unknown"
+    fragment: str
+    seconds: float
+    cti: Cti | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class WitnessRec:
+    name: str
+    verdict: str  # reachable | unreachable | unknown
+    how: str
+
+
+@dataclass(frozen=True)
+class ParamResult:
+    variant: str
+    property: str
+    verdict: str  # proved | violated | unknown
+    expected: str
+    checks: tuple[Check, ...]
+    witnesses: tuple[WitnessRec, ...]
+    seconds: float
+    reason: str = ""
+    conjuncts: int = 0
+    counterexample: tuple[str, ...] = field(default=())  # confirming concrete trace (violated only)
+
+    @property
+    def matches(self) -> bool:
+        return self.verdict == self.expected
+
+    @property
+    def failed(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.status != "valid")
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["matches"] = self.matches
+        for c, cd in zip(self.checks, d["checks"]):
+            if c.cti is not None:
+                cd["cti"]["lines"] = c.cti.lines()
+        return d
+
+
+def any_size_text(r: ParamResult) -> str:
+    if r.verdict == "proved":
+        return "any size"
+    why = r.reason or (r.failed[0].name if r.failed else r.verdict)
+    return f"bounded only: {why}"
+
+
+def render_text(results: Sequence[ParamResult]) -> str:
+    """Stable, diff-friendly: one row per (variant, property); no timings inside the verdict."""
+    head = f"{'variant':<22} {'property':<28} {'verdict':<9} {'expected':<9} {'any size':<10} {'queries':>7} {'seconds':>8}"
+    rows = [head, "-" * len(head)]
+    for r in results:
+        ok = sum(c.status == "valid" for c in r.checks)
+        rows.append(f"{r.variant:<22} {r.property:<28} {r.verdict:<9} {r.expected:<9} "
+                    f"{'yes' if r.verdict == 'proved' else 'no':<10} {f'{ok}/{len(r.checks)}':>7} {r.seconds:>8.2f}")
+    for r in results:
+        if r.verdict != "proved":
+            bad = r.failed[0] if r.failed else None
+            rows.append(f"  {r.variant} / {r.property}: {r.reason}" +
+                        (f" [{bad.name}: {bad.status}]" if bad else ""))
+    return "\n".join(rows) + "\n"
