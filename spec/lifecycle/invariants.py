@@ -114,7 +114,9 @@ def counting(m: Model) -> list[Candidate]:
     return out
 
 
-def sample_states(m: Model, steps: int = 30000, depth: int = 60, seed: int = 11) -> list[dict]:
+def sample_states(m: Model, steps: int = 30000, depth: int = 80, seed: int = 11) -> list[dict]:
+    """Random walks that pick a thread, then an event kind, then an instance, uniformly: a walk
+    picking among all enabled instances would mostly run set_agents (8 instances per tool)."""
     rng = random.Random(seed)
     out: list[dict] = []
     s = m.init_state()
@@ -125,7 +127,10 @@ def sample_states(m: Model, steps: int = 30000, depth: int = 60, seed: int = 11)
         if not en:
             s = m.init_state()
             continue
-        s = apply(m, CONCRETE, s, rng.choice(en))
+        thread = rng.choice(sorted({a.thread for a in en}))
+        mine = [a for a in en if a.thread == thread]
+        kind = rng.choice(sorted({a.kind for a in mine}))
+        s = apply(m, CONCRETE, s, rng.choice([a for a in mine if a.kind == kind]))
         out.append(s)
     return out
 

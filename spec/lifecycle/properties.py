@@ -179,8 +179,10 @@ W_TIMEOUT = Witness("drain-timeout", "queue_controller_sync() times out in a sto
 W_CONFLICT = Witness("conflict-refused", "a start is refused with CONTEXT_CONFLICT", (lambda b, s, m: s["g.conflict"],))
 W_LOCKED = Witness("set-agents-refused", "set_dispatch_agents is refused with CONFIGURATION_LOCKED",
                    (lambda b, s, m: s["g.locked"],))
-W_RC2 = Witness("refcount-reaches-2", "an agent's refcount reaches 2 (two holders)",
-                (lambda b, s, m: b.Or(*[count(b, s, a) == 2 for a in range(_cfg(m).agents)]),))
+W_RC2 = Witness("two-contexts-hold-references", "two contexts hold serialization references at once "
+                "(a count of 2 on one agent is unreachable: overlapping contexts conflict)",
+                (lambda b, s, m: b.And(*[b.Or(s[f"hd.{c}.all"] > 0, *[s[f"hd.{c}.{a}"] > 0 for a in range(_cfg(m).agents)])
+                                         for c in range(_cfg(m).contexts)]),))
 W_EN_ENTRY = Witness("serializer-entry-enabled", "an agent's serializer entry exists and is ENABLED",
                      (lambda b, s, m: b.Or(*[b.And(s[f"ser.ex.{a}"], s[f"ser.en.{a}"]) for a in range(_cfg(m).agents)]),))
 W_GPU0_UNTOUCHED = Witness(
