@@ -51,6 +51,7 @@ def initiation(inv: Sequence[Conjunct], timeout: float) -> Check:
     return run_check("initiation", build, fragment_of(inv), timeout)
 
 
+@lru_cache(maxsize=None)
 def _reads(c: Conjunct) -> frozenset[str]:
     """State symbols a conjunct mentions (recorded by evaluating it once)."""
     seen: set[str] = set()
@@ -75,10 +76,18 @@ def consecution(pa: PAction, inv: Sequence[Conjunct], timeout: float) -> Check:
         f = pa.fire(S, p)
         writes = {k for k in S.fns if f.post.fns[k] is not S.fns[k]}
         goal = [c for c in inv if _reads(c) & writes]
-        parts = [conj(S, inv), f.enabled(), *f.side, z3.Not(conj(f.post, goal))] + (b.closure(S) if b else [])
+        hyp = _hypothesis(tuple(inv)) if b is None else conj(S, inv)
+        parts = [hyp, f.enabled(), *f.side, z3.Not(conj(f.post, goal))] + (b.closure(S) if b else [])
         return parts, lambda m: step_cti(m, S, f.post, pa, p, _note(m, f.post, inv))
 
     return run_check(f"consecution:{pa.name}", build, fragment_of(inv), timeout)
+
+
+@lru_cache(maxsize=64)
+def _hypothesis(inv: tuple[Conjunct, ...]) -> z3.BoolRef:
+    """Inv over the pre-state `fresh_state("pre")`, built once per invariant (same names, same
+    Z3 symbols, so every consecution query can share the term)."""
+    return conj(fresh_state("pre"), inv)
 
 
 # ---- property checks --------------------------------------------------------------------------

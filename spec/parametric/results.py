@@ -74,10 +74,15 @@ class ParamResult:
 
 
 def any_size_text(r: ParamResult) -> str:
+    """The any-size column of `spmcheck prove`: short and stable (no CTI details, no timings)."""
     if r.verdict == "proved":
         return "any size"
-    why = r.reason or (r.failed[0].name if r.failed else r.verdict)
-    return f"bounded only: {why}"
+    if r.verdict == "unknown" and not r.failed:
+        return "bounded only: parametric proof inconclusive"
+    bad = r.failed[0]
+    what = "solver unknown on" if bad.status == "unknown" else "parametric check fails:"
+    tail = "; violation confirmed by a concrete trace" if r.verdict == "violated" else ""
+    return f"bounded only: {what} {bad.name}{tail}"
 
 
 def render_text(results: Sequence[ParamResult]) -> str:
