@@ -19,6 +19,7 @@ from spec.lifecycle.properties import CORE_LPROPS, FINDINGS, LPROPERTIES
 from spec.lifecycle.properties import meta as lmeta
 from spec.lifecycle.trace import MODEL as LIFECYCLE, config_of
 from spec.lifecycle.variants import LVARIANTS
+from spec.lifecycle.vocabulary import LConfig
 from spec.model import Action, Model
 from spec.programs import LABELS, role_of
 from spec.properties import PROPERTIES, Property, can_move, no_stuck_threads
@@ -100,23 +101,40 @@ def _same_check(a: Property, b: Property) -> bool:
         (a.step is not None and a.step is b.step and a.watches is b.watches)
 
 
-def lifecycle_props(cfg: object) -> PropSet:
-    """CORE_LPROPS are fatal, FINDINGS are notes. A core property that is checked by the very same
-    predicate as a finding whose scenario this configuration enables (refcount-balanced is
-    deactivate-releases-references once `deactivate=1`) is outside its proved scenario here, so its
-    failure is that finding, reported as a note under the finding's name."""
+def _extensions(name: str) -> dict[str, bool]:
+    """The behaviours a finding's scenario switches on beyond the main proof scenario (LConfig())."""
+    base = LConfig()
+    return {k: v for k, v in lmeta(name).scenario.items() if v is True and getattr(base, k) is False}
+
+
+# Scenario switches that add behaviour the core lifecycle proofs (at LConfig()) do not cover.
+# `destroy` is not one: profile_destroy writes only prof.*, which only start guards read, so it can
+# only remove behaviours and every core property proved without it still holds with it.
+OUTSIDE_SWITCHES = ("deactivate",)
+
+
+def lifecycle_props(cfg: LConfig) -> PropSet:
+    """CORE_LPROPS are fatal, FINDINGS are notes. When the trace switches on a behaviour outside the
+    core properties' proof scenario (deactivate=1), they are notes too: a core property checked by
+    the very same predicate as a finding whose scenario has that switch is reported under the
+    finding's name (refcount-balanced is deactivate-releases-references), the others under their own
+    name (the model shows final failing P3 after a deactivate: the leaked reference keeps the
+    serializer enabled with no context left to request serialization)."""
     findings = [LPROPERTIES[n] for n in FINDINGS]
-    enabled = [f for f in findings if all(getattr(cfg, k) == v for k, v in lmeta(f.name).scenario.items())]
     renamed = {}
     for n in CORE_LPROPS:
-        for f in enabled:
-            if lmeta(f.name).scenario and _same_check(LPROPERTIES[n], f):
+        for f in findings:
+            ext = _extensions(f.name)
+            if ext and all(getattr(cfg, k) for k in ext) and _same_check(LPROPERTIES[n], f):
                 renamed[n] = f.name
-    fatal = [LPROPERTIES[n] for n in CORE_LPROPS if n not in renamed]
-    return PropSet(tuple(p for p in fatal if p.state is not None and p.name != DEADLOCK),
+    outside = any(getattr(cfg, k) for k in OUTSIDE_SWITCHES)
+    core = [LPROPERTIES[n] for n in CORE_LPROPS if n not in renamed and n != DEADLOCK]
+    fatal = [] if outside else core
+    notes = findings + (core if outside else [])
+    return PropSet(tuple(p for p in fatal if p.state is not None),
                    tuple(p for p in fatal if p.watches is not None and p.step is not None),
-                   tuple(p for p in findings if p.state is not None),
-                   tuple(p for p in findings if p.watches is not None and p.step is not None),
+                   tuple(p for p in notes if p.state is not None),
+                   tuple(p for p in notes if p.watches is not None and p.step is not None),
                    tuple(renamed.items()))
 
 
@@ -395,6 +413,8 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
         """Record findings at line n; with --findings-fail the first one is the verdict."""
         for pname in props:
             summary = LPROPERTIES[pname].summary.removeprefix("finding: ")
+            if pname not in FINDINGS:
+                summary = "(outside its proved scenario: deactivate=1) " + summary
             if findings_fail:
                 return Failure(Verdict.VIOLATED, "CHK101", f"finding {pname} fails"
                                + (" at this step: " if at_step else ": ") + summary, pname)

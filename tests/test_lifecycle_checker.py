@@ -253,13 +253,19 @@ def test_finding_cex_is_a_note_unless_findings_fail(prop: str) -> None:
     assert (strict.verdict, strict.code, strict.prop, strict.line) == (Verdict.VIOLATED, "CHK101", prop, last)
 
 
-def test_deactivate_renames_refcount_balanced_to_its_finding() -> None:
-    """With deactivate=1 the refcount predicate is the finding deactivate-releases-references."""
-    cfg = scenario(LConfig(), "deactivate-releases-references")
+@pytest.mark.parametrize("timeouts", [False, True])
+def test_deactivate_renames_refcount_balanced_to_its_finding(timeouts: bool) -> None:
+    """With deactivate=1 the refcount predicate is the finding deactivate-releases-references
+    (whatever the other switches), and stays fatal without deactivate."""
+    cfg = LConfig(deactivate=True, timeouts=timeouts)
     text = trace(*START0, "t1 deactivate ctx=0 result=0", head=header_for(cfg, "final"))
     r = check(text)
     assert r.verdict is Verdict.ACCEPTED and [(f.prop, f.line) for f in r.findings] == \
         [("deactivate-releases-references", 8)]
+    # the same imbalance without deactivate (a stop that skips spm_disable) is a violation
+    r = check(trace(*START0, "t1 stop_begin ctx=0 result=0", "t1 spm_clear_enabled ctx=0 was=1",
+                    "t1 queue_sync ctx=0 drained=1", "t1 slot_clear ctx=0"))
+    assert r.verdict is Verdict.DIVERGED  # the model has no such path: spm_disable comes first
 
 
 def test_cli_findings_fail(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
@@ -272,3 +278,16 @@ def test_cli_findings_fail(tmp_path: object, capsys: pytest.CaptureFixture[str])
     assert "finding deactivate-releases-references" in capsys.readouterr().out
     assert check_main([str(p), "--findings-fail"]) == 1
     assert "violated deactivate-releases-references at line 8" in capsys.readouterr().out
+
+
+def test_core_property_outside_its_scenario_is_a_note() -> None:
+    """deactivate=1 is outside the core proofs: P3 failing after a deactivate is a note, not fatal."""
+    events = (*START0, "t1 deactivate ctx=0 result=0",
+              "d0 dispatch_write agent=0 id=0 batch=1 instrumented=0 serialize=0",
+              "d0 dispatch_submit id=0 serialized=0")
+    r = check(trace(*events, head=header_for(LConfig(deactivate=True), "final")))
+    assert r.verdict is Verdict.ACCEPTED
+    assert ("no-unserialized-dispatch-while-enabled", 9) in {(f.prop, f.line) for f in r.findings}
+    # without deactivate the same P3 failure is fatal (a slot cleared behind the refcount)
+    r = check(trace(*events, head=header_for(LConfig(deactivate=True), "final")), findings_fail=True)
+    assert (r.verdict, r.line) == (Verdict.VIOLATED, 8)  # the deactivate finding comes first
