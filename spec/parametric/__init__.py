@@ -7,7 +7,10 @@ here holds for every number of each (mypyvy/Ivy style, style-anchors §1.1, peer
   actions.py     one parametric transition per step of spec/programs.py, per variant knob
   finite.py      finite structures: pin a concrete fixed-size state, read one back (agreement, CTIs)
   invariants.py  inductive invariants for P1, P2 and the dynamic half of P5
-  prove.py       the queries (initiation, consecution per action, implication), `run()` API
+  queries.py     Z3 queries with timeouts; small (bounded-universe) CTIs rendered as trace lines
+  prove.py       initiation, consecution per action, implication / P5 checks; `run()` API
   results.py     typed records and the text table
-  confirm.py     concrete counterexamples behind `violated` verdicts (stored schedules, replayed)
+  confirm.py     concrete counterexamples behind `violated` verdicts (cex/*.trace, replayed)
+  witnesses.py   non-vacuity: the fixed-size witness scenarios reached by concrete walks
+  status.py      static any-size column (checked against `run()` by the tests)
 """

@@ -11,7 +11,6 @@ from typing import Callable, Sequence
 import z3
 
 from ..programs import LOOKUP_LABELS, UPDATER_LABELS
-from ..variants import Variant
 from ..vocabulary import Config
 from .actions import PAction, Params
 from .encoding import LPC, UPC, Agent, Lookup, PState, Updater, enabled, finite_universe, forall, fresh_state
