@@ -102,6 +102,25 @@ def counting(m: Model) -> list[Candidate]:
             if c2 > c:
                 out.append(Candidate(f"!(mk.{c} & mk.{c2})", lambda b, s, c=c, c2=c2: b.Not(
                     b.And(s[f"mk.{c}"], s[f"mk.{c2}"]))))
+    def holds_scope(b: Backend, s: State, c: int) -> Term:
+        empty = b.Not(b.Or(*[s[f"ag.{c}.{a}"] for a in A]))
+        return b.And(b.If(empty, s[f"hd.{c}.all"] == 1, s[f"hd.{c}.all"] == 0),
+                     *[s[f"hd.{c}.{a}"] == b.If(b.And(b.Not(empty), s[f"ag.{c}.{a}"]), 1, 0) for a in A])
+
+    for c in C:
+        # an active context outside any start/stop is enabled and holds exactly its scope
+        # (digest §4 P9); a free one outside any start/stop holds nothing
+        out.append(Candidate(f"steady published {c}", lambda b, s, c=c: b.Implies(
+            b.And(s[f"slot.{c}"] == 2, b.Not(s[f"mk.{c}"])), b.And(s[f"en.{c}"], holds_scope(b, s, c)))))
+        out.append(Candidate(f"steady free {c}", lambda b, s, c=c: b.Implies(
+            b.And(s[f"slot.{c}"] == 0, b.Not(s[f"mk.{c}"])), b.And(b.Not(s[f"en.{c}"]), *[
+                s[f"hd.{c}.{x}"] == 0 for x in ["all"] + [str(a) for a in A]]))))
+        for t in tools:
+            for lab in ("spm_set_enabled", "start_release", "spm_clear_enabled", "drain", "spm_disable"):
+                out.append(Candidate(f"{t}@{lab}#{c} -> holds scope", lambda b, s, t=t, c=c, lab=lab: b.Implies(
+                    b.And(s[f"pc.{t}"] == pc_of("tool", lab), s[f"cx.{t}"] == c), holds_scope(b, s, c))))
+    out.append(Candidate("d0 hooked -> dn < N", lambda b, s: b.Implies(
+        s["pc.d0"] == pc_of("dispatch", "hooked"), s["dn"] < cfg.dispatches)))
     for t in tools:
         out.append(Candidate(f"{t} holds mutex iff at sa_write", lambda b, s, t=t: (s["mtx"] == int(t[1:]) + 1) == (
             s[f"pc.{t}"] == pc_of("tool", "sa_write"))))
