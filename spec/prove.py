@@ -188,6 +188,17 @@ def invariant_for(model: Model, timeout: float) -> Inductive:
     return houdini(model, trans, timeout)
 
 
+def any_size(variant: str, prop: str, cfg: Config) -> str:
+    """Whether a fixed-size proof also holds for any size (spec.parametric's recorded verdicts)."""
+    try:
+        from .parametric.prove import any_size_status
+
+        got = any_size_status(variant, prop)
+    except (ImportError, ValueError):
+        got = "bounded only: no parametric proof recorded"
+    return got if got == "any size" else f"{got} (proved at {cfg.describe()})"
+
+
 def witness(model: Model, w: Witness, timeout: float) -> WitnessResult:
     t0 = time.monotonic()
     ok = lambda st, acts: _reaches(model, w, st)  # noqa: E731
@@ -245,7 +256,7 @@ def prove_variant(variant: str, props: Sequence[str], cfg: Config, timeout: floa
             out.append(ProofResult(variant, pname, verdict, exp,
                                    f"inductive invariant ({len(inv.kept)} conjuncts, Houdini-checked)" +
                                    ("; static lock graph acyclic" if prop.static_lock_graph else ""),
-                                   "any depth", "fixed size " + cfg.describe(),
+                                   "any depth", any_size(variant, pname, cfg),
                                    inv_secs + time.monotonic() - t1, None, tuple(ws), reason, src))
             continue
         ok = lambda st, acts, prop=prop: _violates(model, prop, st, acts)  # noqa: E731

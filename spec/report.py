@@ -17,9 +17,9 @@ def exit_code(results: Sequence[ProofResult]) -> int:
 
 
 def render_table(results: Sequence[ProofResult], cfg: Config, verbose: bool = True) -> str:
-    head = ("variant", "property", "verdict", "expected", "size", "depth covered", "method", "seconds")
+    head = ("variant", "property", "verdict", "expected", "any size / bounded", "depth covered", "method", "seconds")
     rows = [(r.variant, r.property, r.verdict + ("" if r.matches else "  <-- UNKNOWN" if r.verdict == "unknown" else "  <-- MISMATCH"), r.expected,
-             r.any_size if r.verdict == "proved" else cfg.describe(), r.bound, r.method, f"{r.seconds:.1f}")
+             r.any_size if r.verdict == "proved" else "-", r.bound, r.method, f"{r.seconds:.1f}")
             for r in results]
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
