@@ -83,7 +83,13 @@ def invariant_for(model: LifecycleModel, timeout: float) -> Inductive:
     path = inv_file(model)
     if path.exists():
         names = [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
-        return verify_stored(model, trans, names, timeout, pool=li.by_name(model))  # type: ignore[arg-type]
+        lazy = li.by_name(model)
+        try:
+            pool = [lazy[n] for n in names]
+        except (KeyError, ValueError):
+            return Inductive("unknown", (), f"stored invariant {path.name} names unknown conjuncts; "
+                             "run `spmcheck prove --infer`")
+        return verify_stored(model, trans, names, timeout, pool=pool)
     return Inductive("unknown", (), f"no stored invariant {path.name}; run `spmcheck prove --infer`")
 
 
