@@ -15,10 +15,15 @@ class Cti:
     event: str  # "<seq> <thread> <kind> key=value ..." (traces/FORMAT.md)
     changes: tuple[tuple[str, str, str], ...]  # (variable, before, after)
     note: str = ""
+    size_text: str = ""  # lifecycle: "N agents, N contexts, N tools, N dispatches"
+    header: str = ""  # lifecycle: the trace header line (spec.lifecycle.trace.header_for) of that size
 
     def lines(self) -> list[str]:
         a, u, l = self.sizes
-        out = [f"# CTI at {a} agents, {u} updaters, {l} lookups" + (f": {self.note}" if self.note else "")]
+        sizes = self.size_text or f"{a} agents, {u} updaters, {l} lookups"
+        out = [f"# CTI at {sizes}" + (f": {self.note}" if self.note else "")]
+        if self.header:
+            out.append(self.header)
         out += [f"#   {k} = {v}" for k, v in self.pre if not k.startswith("lk.") or v == "1"]
         if self.event:
             out.append(self.event)
@@ -55,6 +60,7 @@ class ParamResult:
     reason: str = ""
     conjuncts: int = 0
     counterexample: tuple[str, ...] = field(default=())  # confirming concrete trace (violated only)
+    model: str = "core"  # "core" (spec.programs) | "lifecycle" (spec.lifecycle)
 
     @property
     def matches(self) -> bool:
@@ -87,11 +93,11 @@ def any_size_text(r: ParamResult) -> str:
 
 def render_text(results: Sequence[ParamResult]) -> str:
     """Stable, diff-friendly: one row per (variant, property); no timings inside the verdict."""
-    head = f"{'variant':<22} {'property':<28} {'verdict':<9} {'expected':<9} {'any size':<10} {'queries':>7} {'seconds':>8}"
+    head = f"{'model':<9} {'variant':<22} {'property':<38} {'verdict':<9} {'expected':<9} {'any size':<10} {'queries':>7} {'seconds':>8}"
     rows = [head, "-" * len(head)]
     for r in results:
         ok = sum(c.status == "valid" for c in r.checks)
-        rows.append(f"{r.variant:<22} {r.property:<28} {r.verdict:<9} {r.expected:<9} "
+        rows.append(f"{r.model:<9} {r.variant:<22} {r.property:<38} {r.verdict:<9} {r.expected:<9} "
                     f"{'yes' if r.verdict == 'proved' else 'no':<10} {f'{ok}/{len(r.checks)}':>7} {r.seconds:>8.2f}")
     for r in results:
         if r.verdict != "proved":

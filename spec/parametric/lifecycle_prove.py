@@ -1,0 +1,539 @@
+"""Parametric verdicts for the lifecycle: `run_lifecycle()` (called from `prove.run`).
+
+Same contract as spec.parametric.prove: `proved` = initiation, consecution for every action and
+the property check are all valid for ANY number of agents, contexts, tool threads and dispatches
+(and the non-vacuity witnesses are reached by concrete walks); `violated` = some query fails AND a
+stored concrete counterexample replays on LifecycleModel now; anything else is `unknown`.
+"""
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Sequence
+
+import z3
+
+from ..lifecycle.expected import expected
+from ..lifecycle.properties import CORE_LPROPS, LPROPERTIES
+from ..lifecycle.variants import LVARIANTS, LVariant, hook_tags
+from ..lifecycle.vocabulary import LConfig, set_text
+from .encoding import Agent, PState, exists, finite_universe, forall
+from .lifecycle_actions import LAction, LParams, Scenario, build_lifecycle_actions, lparams
+from .lifecycle_encoding import (
+    D_FLIGHT, D_NONE, DPC, FREE, HPC, P_NONE, P_SPM, PUBLISHED, R_OK, TPC, Ctx, Dispatch, Tool, collects_on, exited,
+    fresh_state, ser_on,
+)
+from .lifecycle_finite import LStructure, pretty
+from .lifecycle_invariants import LConjunct, invariant, mirror, disjoint_active, nothing
+from .results import Check, Cti, ParamResult, WitnessRec
+
+LPROPS = tuple(CORE_LPROPS)
+P3, P4, P4M = "no-unserialized-dispatch-while-enabled", "in-flight-completion-delivered", "map-empty-after-drain"
+P6, P7, P8, P9 = "tags-disjoint", "agent-scoping", "spm-contexts-disjoint", "refcount-balanced"
+GATE, P1, P5 = "unrelated-queues-batched", "serializer-mirrors-refcount", "lock-order-acyclic"
+# known-bad pairs run by default: each variant's bug against the property it breaks
+BAD_PAIRS: tuple[tuple[str, str], ...] = (
+    ("exit-over-active", P4), ("exit-over-active", P4M), ("conflict-scan-unlocked", P8),
+    ("unscoped-hooks", P7), ("positive-tags", P6), ("process-wide-batching", GATE),
+    ("publish-after-unlock", P8), ("slot-cleared-first", P3),
+)
+SCENARIO = Scenario()  # the core lifecycle properties' scenario: drain timeouts on (properties.scenario)
+CEX_DIR = Path(__file__).resolve().parent / "cex"
+
+
+# ---- initial states ---------------------------------------------------------------------------
+def init(s: PState) -> z3.BoolRef:
+    """spec.lifecycle.vocabulary.declare's initial values; `cx`, `da`, `dk`, `hk` left free (the
+    fixed size starts them at index 0: a superset)."""
+    return z3.And(
+        s.ids() == 0, z3.Not(s.g_conflict()), z3.Not(s.g_locked()), z3.Not(s.g_timeout()), s.rc_all() == 0,
+        forall(Agent, lambda a: z3.And(s.rc(a) == 0, z3.Not(s.ser_ex(a)), z3.Not(s.ser_en(a)))),
+        forall(Tool, lambda t: z3.And(z3.Not(s.mo(t)), s.pc(t) == TPC["idle"], z3.Not(s.was(t)), s.sc(t) == R_OK,
+                                      forall(Agent, lambda a: z3.Not(s.sa(t, a))))),
+        forall(Ctx, lambda c: z3.And(z3.Not(s.reg(c)), s.slot(c) == FREE, z3.Not(s.en(c)), z3.Not(s.mk(c)), s.prof(c),
+                                     s.hd_all(c) == 0, forall(Agent, lambda a: z3.And(z3.Not(s.ag(c, a)), s.hd(c, a) == 0)))),
+        s.dpc() == DPC["idle"], s.hpc() == HPC["idle"],
+        forall(Dispatch, lambda k: z3.And(s.st(k) == D_NONE, z3.Not(s.rq(k)), z3.Not(s.sz(k)), s.rt(k) == 0,
+                                          forall(Ctx, lambda c: z3.And(s.pk(k, c) == P_NONE, z3.Not(s.mp(k, c)))))),
+    )
+
+
+def conj(s: PState, inv: Sequence[LConjunct]) -> z3.BoolRef:
+    return z3.And(*[c.fn(s) for c in inv])
+
+
+# functions between sorts in the vocabulary (for the fragment note): cx, da (and constants)
+FUNCTION_EDGES = {("Tool", "Ctx"), ("Dispatch", "Agent")}
+
+
+def fragment_of(inv: Sequence[LConjunct], extra_lia: bool = False, extra: Sequence[tuple[str, str]] = ()) -> str:
+    """EPR if no integer arithmetic and the sort graph (functions + ∀∃ Skolem edges) is acyclic."""
+    edges = set(FUNCTION_EDGES) | {e for c in inv for e in c.skolem} | set(extra)
+    cyc = any((b, a) in edges for a, b in edges) or _cyclic(edges)
+    lia = extra_lia or any(c.lia for c in inv)
+    if cyc:
+        return "∀∃ with a sort cycle (Ctx -> Agent -> Ctx)" + (", quantified LIA" if lia else "") + \
+               " (outside the decidable fragments; solver answered)"
+    if lia:
+        return "quantified LIA (undecidable fragment, solver answered)"
+    return "EPR"
+
+
+def _cyclic(edges: set[tuple[str, str]]) -> bool:
+    nodes = {x for e in edges for x in e}
+    for n in nodes:
+        seen, todo = set(), [n]
+        while todo:
+            x = todo.pop()
+            for a, b in edges:
+                if a == x:
+                    if b == n:
+                        return True
+                    if b not in seen:
+                        seen.add(b)
+                        todo.append(b)
+    return False
+
+
+# ---- bounded universes for small CTIs -------------------------------------------------------------
+class LBounded:
+    """At most n elements per sort; quantifiers expand, terms of a sort are closed over them."""
+
+    def __init__(self, sizes: tuple[int, int, int, int], tag: str) -> None:
+        self.sizes = sizes
+        a, c, t, k = sizes
+        self.elems = {Agent: [z3.Const(f"a{i}#{tag}", Agent) for i in range(a)],
+                      Ctx: [z3.Const(f"c{i}#{tag}", Ctx) for i in range(c)],
+                      Tool: [z3.Const(f"t{i}#{tag}", Tool) for i in range(t)],
+                      Dispatch: [z3.Const(f"k{i}#{tag}", Dispatch) for i in range(k)]}
+
+    def closure(self, s: PState) -> list[z3.BoolRef]:
+        A, C, K = self.elems[Agent], self.elems[Ctx], self.elems[Dispatch]
+        out = [z3.Or(*[s.cx(t) == c for c in C]) for t in self.elems[Tool]]
+        out += [z3.Or(*[s.da(k) == a for a in A]) for k in K]
+        out += [z3.Or(*[s.dk() == k for k in K]), z3.Or(*[s.hk() == k for k in K])]
+        return out
+
+    def params(self, tag: str) -> LParams:
+        return lparams(tag, self.elems[Tool][0], self.elems[Ctx][0], self.elems[Agent][0], self.elems[Dispatch][0])
+
+
+LBuildQ = Callable[["LBounded | None"], tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]]
+CTI_SIZES = [(1, 1, 1, 1), (1, 2, 1, 1), (2, 2, 1, 1), (1, 1, 2, 1), (1, 1, 1, 2), (2, 2, 2, 1), (2, 2, 1, 2),
+             (1, 2, 2, 2), (2, 2, 2, 2), (3, 2, 2, 2), (2, 3, 2, 2)]
+
+
+def solve(parts: Sequence[z3.BoolRef], timeout: float) -> tuple[z3.CheckSatResult, z3.Solver]:
+    s = z3.Solver()
+    s.set("timeout", max(1, int(timeout * 1000)))
+    s.add(*parts)
+    return s.check(), s
+
+
+def run_check(name: str, build: LBuildQ, fragment: str, timeout: float) -> Check:
+    """One query: unsat = valid; sat = fails, with a CTI from the smallest bounded universe that
+    has one; unknown = reported with Z3's reason, never as valid."""
+    t0 = time.monotonic()
+    parts, _ = build(None)
+    r, s = solve(parts, timeout)
+    if r == z3.unsat:
+        return Check(name, "valid", fragment, time.monotonic() - t0)
+    if r == z3.unknown:
+        return Check(name, "unknown", fragment, time.monotonic() - t0, None, s.reason_unknown())
+    deadline = t0 + timeout
+    for sizes in CTI_SIZES:
+        b = LBounded(sizes, name)
+        with finite_universe(b.elems):
+            bparts, render = build(b)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            r2, s2 = solve(bparts, left)
+            if r2 == z3.sat:
+                return Check(name, "fails", fragment, time.monotonic() - t0, render(s2.model()))
+    return Check(name, "fails", fragment, time.monotonic() - t0, None,
+                 "no CTI within the bounded universes tried (the solver's model is larger)")
+
+
+# ---- CTI rendering (lifecycle trace format) -------------------------------------------------------
+class LModelStructure(LStructure):
+    """An LStructure whose elements are a Z3 model's universe (acting elements first)."""
+
+    def __init__(self, m: z3.ModelRef, first: dict[z3.SortRef, z3.ExprRef]) -> None:
+        def univ(sort: z3.SortRef) -> list[z3.ExprRef]:
+            u = list(m.get_universe(sort) or [])
+            if sort in first:
+                f = m.eval(first[sort], model_completion=True)
+                u.sort(key=lambda e: (not e.eq(f), str(e)))
+            else:
+                u.sort(key=str)
+            return u or [m.eval(z3.Const(f"any!{sort.name()}", sort), model_completion=True)]
+
+        self.agents, self.ctxs, self.tools, self.disps = univ(Agent), univ(Ctx), univ(Tool), univ(Dispatch)
+        self.cfg = LConfig(len(self.agents), len(self.ctxs), len(self.tools), len(self.disps))
+        self.elems = {Agent: self.agents, Ctx: self.ctxs, Tool: self.tools, Dispatch: self.disps}
+
+
+def _header(cfg: LConfig, variant: str, note: str) -> str:
+    from ..lifecycle.trace import header_for
+
+    return header_for(cfg, variant, (("source", "spmcheck-parametric-cti"),))
+
+
+def state_cti(m: z3.ModelRef, s: PState, variant: str, note: str, first: dict[z3.SortRef, z3.ExprRef] | None = None) -> Cti:
+    st = LModelStructure(m, first or {})
+    pre = st.read(m, s)
+    cfg = st.cfg
+    return Cti((cfg.agents, cfg.contexts, cfg.tools), tuple((k, pretty(k, v)) for k, v in pre.items()), "", (), note,
+               size_text=f"{cfg.agents} agents, {cfg.contexts} contexts, {cfg.tools} tools, {cfg.dispatches} dispatches",
+               header=_header(cfg, variant, note))
+
+
+def step_event(m: z3.ModelRef, st: LStructure, pa: LAction, p: LParams) -> str:
+    """`1 <thread> <kind> key=value` with the step's static keys (as spec.lifecycle.programs)."""
+    thread = {"tool": "t0", "dispatch": "d0", "complete": "h0"}[pa.role]
+    idx = lambda es, e: [str(m.eval(x, model_completion=True)) for x in es].index(  # noqa: E731
+        str(m.eval(e, model_completion=True)))
+    args: list[tuple[str, str]] = []
+    if pa.per in ("ctx", "ctxset"):
+        args.append(("ctx", str(idx(st.ctxs, p.c))))
+    if pa.per == "ctxset":
+        members = tuple(i for i, a in enumerate(st.agents) if z3.is_true(m.eval(p.setp(a), model_completion=True)))
+        args.append(("agents", set_text(members)))
+    if pa.per == "agent_id":
+        args += [("agent", str(idx(st.agents, p.a))), ("id", str(idx(st.disps, p.k)))]
+    if pa.per == "id":
+        args.append(("id", str(idx(st.disps, p.k))))
+    return f"1 {thread} {pa.kind}" + "".join(f" {k}={v}" for k, v in args)
+
+
+def step_cti(m: z3.ModelRef, s: PState, post: PState, pa: LAction, p: LParams, variant: str, note: str) -> Cti:
+    st = LModelStructure(m, {Tool: p.t, Ctx: p.c, Agent: p.a, Dispatch: p.k})
+    pre, nxt = st.read(m, s), st.read(m, post)
+    cfg = st.cfg
+    changes = tuple((k, pretty(k, pre[k]), pretty(k, nxt[k])) for k in pre if pre[k] != nxt[k])
+    return Cti((cfg.agents, cfg.contexts, cfg.tools), tuple((k, pretty(k, v)) for k, v in pre.items()),
+               step_event(m, st, pa, p), changes, note,
+               size_text=f"{cfg.agents} agents, {cfg.contexts} contexts, {cfg.tools} tools, {cfg.dispatches} dispatches",
+               header=_header(cfg, variant, note))
+
+
+def _note(m: z3.ModelRef, s: PState, inv: Sequence[LConjunct]) -> str:
+    st = LModelStructure(m, {})
+    with st.universe():
+        bad = [c.name for c in inv if z3.is_false(m.eval(c.fn(s), model_completion=True))]
+    return ("breaks: " + "; ".join(bad)) if bad else ""
+
+
+# ---- the queries ------------------------------------------------------------------------------------
+def initiation(variant: str, inv: Sequence[LConjunct], timeout: float) -> Check:
+    def build(b: LBounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+        S = fresh_state("init")
+        return ([init(S), z3.Not(conj(S, inv))] + (b.closure(S) if b else []),
+                lambda m: state_cti(m, S, variant, _note(m, S, inv)))
+
+    return run_check("initiation", build, fragment_of(inv), timeout)
+
+
+@lru_cache(maxsize=None)
+def _reads(c: LConjunct) -> frozenset[str]:
+    """State symbols a conjunct mentions (recorded by evaluating it once)."""
+    seen: set[str] = set()
+
+    class Rec(dict):  # type: ignore[type-arg]
+        def __getitem__(self, k: str) -> object:
+            seen.add(k)
+            return dict.__getitem__(self, k)
+
+    st = fresh_state("reads")
+    st.__dict__["fns"] = Rec(st.fns)
+    c.fn(st)
+    return frozenset(seen)
+
+
+@lru_cache(maxsize=64)
+def _hypothesis(inv: tuple[LConjunct, ...]) -> z3.BoolRef:
+    return conj(fresh_state("pre"), inv)
+
+
+def consecution(variant: str, pa: LAction, inv: Sequence[LConjunct], timeout: float) -> Check:
+    """Inv ∧ step ⊨ Inv'; conjuncts reading nothing the step writes are left out of the goal
+    (frame reasoning), and the goal is checked one conjunct at a time on one solver holding
+    Inv ∧ step (push/pop): Z3 refutes the small negated goals much faster than their
+    disjunction. Valid iff every conjunct is; the first failing one is searched for a CTI."""
+    name = f"consecution:{pa.name}"
+    frag = fragment_of(inv)
+    t0 = time.monotonic()
+    S = fresh_state("pre")
+    p = lparams(pa.name)
+    f = pa.fire(S, p)
+    writes = {k for k in S.fns if f.post.fns[k] is not S.fns[k]}
+    goal = [c for c in inv if _reads(c) & writes]
+    sol = z3.Solver()
+    sol.add(_hypothesis(tuple(inv)), f.enabled(), *f.side)
+    for g in goal:
+        left = t0 + timeout - time.monotonic()
+        if left <= 0:
+            return Check(name, "unknown", frag, time.monotonic() - t0, None, "timeout")
+        sol.set("timeout", max(1, int(left * 1000)))
+        sol.push()
+        sol.add(z3.Not(g.fn(f.post)))
+        r = sol.check()
+        reason = sol.reason_unknown() if r == z3.unknown else ""
+        sol.pop()
+        if r == z3.unknown:
+            return Check(name, "unknown", frag, time.monotonic() - t0, None, f"{g.name}: {reason}")
+        if r == z3.sat:
+            return _consecution_cti(variant, pa, inv, g, max(1.0, t0 + timeout - time.monotonic()), t0)
+    return Check(name, "valid", frag, time.monotonic() - t0)
+
+
+def _consecution_cti(variant: str, pa: LAction, inv: Sequence[LConjunct], g: LConjunct, timeout: float,
+                     t0: float) -> Check:
+    def build(b: LBounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+        S = fresh_state("pre")
+        p = b.params(pa.name) if b else lparams(pa.name)
+        f = pa.fire(S, p)
+        parts = [conj(S, inv), f.enabled(), *f.side, z3.Not(g.fn(f.post))] + (b.closure(S) if b else [])
+        return parts, lambda m: step_cti(m, S, f.post, pa, p, variant, _note(m, f.post, inv))
+
+    c = run_check(f"consecution:{pa.name}", build, fragment_of(inv), timeout)
+    return Check(c.name, c.status, c.fragment, time.monotonic() - t0, c.cti, c.reason)
+
+
+# ---- parametric forms of the lifecycle properties (spec.lifecycle.properties) ---------------------
+def tags_ok(v: LVariant, s: PState) -> z3.BoolRef:
+    """properties.tags_disjoint: distinct, not -1, never an id add_callback handed out."""
+    tags = list(hook_tags(v).values())
+    distinct = len(set(tags)) == len(tags) and -1 not in tags
+    return z3.And(z3.BoolVal(distinct), *[z3.Or(h < 1, h > s.ids()) for h in tags])
+
+
+def delivered_once(s: PState) -> z3.BoolRef:
+    """properties.delivered_once through the ks abstraction (lifecycle_encoding): no exited
+    dispatch still has its SPMPacket in a context's packet_return_map."""
+    return forall(Dispatch, lambda k: forall(Ctx, lambda c: z3.Implies(
+        exited(s, k), z3.Not(z3.And(s.mp(k, c), s.pk(k, c) == P_SPM)))))
+
+
+def balanced(s: PState) -> z3.BoolRef:
+    """properties.balanced in first-order form: hd in {0,1}; at most one context holds each key;
+    rc = 1 iff some context holds it, else 0; a quiet free context holds nothing. In every finite
+    instance this is rc = Σ_c hd (a sum over one nonzero term) plus the fixed-size conjuncts (the
+    tests check that direction on every finite structure they build)."""
+    def quiet(c: z3.ExprRef) -> z3.BoolRef:
+        return z3.And(s.slot(c) == FREE, z3.Not(s.mk(c)),
+                      forall(Tool, lambda t: z3.Not(z3.And(s.pc(t) != TPC["idle"], s.cx(t) == c))))
+
+    return z3.And(
+        forall(Ctx, lambda c: z3.And(s.hd_all(c) >= 0, s.hd_all(c) <= 1,
+                                     forall(Agent, lambda a: z3.And(s.hd(c, a) >= 0, s.hd(c, a) <= 1)))),
+        forall(Ctx, lambda c1: forall(Ctx, lambda c2: z3.Implies(
+            z3.And(s.hd_all(c1) > 0, s.hd_all(c2) > 0), c1 == c2))),
+        forall(Agent, lambda a: forall(Ctx, lambda c1: forall(Ctx, lambda c2: z3.Implies(
+            z3.And(s.hd(c1, a) > 0, s.hd(c2, a) > 0), c1 == c2)))),
+        s.rc_all() == z3.If(exists(Ctx, lambda c: s.hd_all(c) > 0), 1, 0),
+        forall(Agent, lambda a: s.rc(a) == z3.If(exists(Ctx, lambda c: s.hd(c, a) > 0), 1, 0)),
+        forall(Ctx, lambda c: z3.Implies(quiet(c), nothing(s, c))))
+
+
+STATE_PROPS: dict[str, Callable[[LVariant, PState], z3.BoolRef]] = {
+    P8: lambda v, s: disjoint_active(s),
+    P6: tags_ok,
+    P4: lambda v, s: delivered_once(s),
+    P1: lambda v, s: mirror(s),
+    P9: lambda v, s: balanced(s),
+}
+
+
+def _watch(prop: str, pa: LAction) -> bool:
+    if prop in (P3, GATE):
+        return pa.kind == "dispatch_write"
+    if prop == P7:
+        return pa.kind in ("dispatch_write", "spm_enable", "spm_disable")
+    if prop == P4M:
+        return pa.kind == "queue_sync" and pa.variant_of == "ok"
+    return False
+
+
+def step_ok(prop: str, v: LVariant, s: PState, pa: LAction, p: LParams, f: "object") -> z3.BoolRef:
+    """The step properties of spec.lifecycle.properties at one firing `f` of `pa`."""
+    post = f.post  # type: ignore[attr-defined]
+    obs = f.obs  # type: ignore[attr-defined]
+    if prop == P3:  # p3_decision
+        return z3.Implies(ser_on(s, p.a), post.rq(p.k))
+    if prop == GATE:  # unrelated_batched
+        related = exists(Ctx, lambda c: z3.And(s.slot(c) == PUBLISHED, collects_on(s, c, p.a)))
+        return z3.Implies(z3.Not(related), obs["batch"])
+    if prop == P7:  # scoped_step
+        if pa.kind == "dispatch_write":
+            return forall(Ctx, lambda c: z3.Implies(post.pk(p.k, c) != P_NONE, collects_on(s, c, p.a)))
+        restricted = exists(Agent, lambda a: s.ag(p.c, a))
+        return z3.Implies(restricted, post.rc_all() == s.rc_all())
+    if prop == P4M:  # map_empty_counted
+        return forall(Dispatch, lambda k: z3.Implies(
+            z3.Or(s.st(k) == D_FLIGHT, exited(s, k)), z3.Not(s.mp(k, p.c))))
+    raise ValueError(prop)
+
+
+
+def implication(variant: str, prop: str, acts: list[LAction], inv: Sequence[LConjunct], timeout: float) -> list[Check]:
+    v = LVARIANTS[variant]
+    if prop in STATE_PROPS:
+        def build(b: LBounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+            S = fresh_state("imp")
+            return ([conj(S, inv), z3.Not(STATE_PROPS[prop](v, S))] + (b.closure(S) if b else []),
+                    lambda m: state_cti(m, S, variant, f"a state of the invariant where {prop} fails"))
+
+        lia = prop in (P6, P1, P9)
+        return [run_check("implies-property", build, fragment_of(inv, lia), timeout)]
+    out = []
+    for pa in acts:
+        if not _watch(prop, pa):
+            continue
+
+        def build_s(b: LBounded | None, pa: LAction = pa) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+            S = fresh_state("imp")
+            p = b.params("imp") if b else lparams(f"imp.{pa.name}")
+            f = pa.fire(S, p)
+            return ([conj(S, inv), f.enabled(), *f.side, z3.Not(step_ok(prop, v, S, pa, p, f))] +
+                    (b.closure(S) if b else []),
+                    lambda m: step_cti(m, S, f.post, pa, p, variant, f"a step the invariant allows that breaks {prop}"))
+
+        out.append(run_check(f"implies-property:{pa.name}", build_s, fragment_of(inv, prop == P3), timeout))
+    return out
+
+
+# ---- P5: static lock graph and no stuck threads ------------------------------------------------------
+def lock_graph(v: LVariant, acts: list[LAction]) -> Check:
+    """Static half of P5: the lock chains of every lifecycle step kind (spec.lifecycle.properties,
+    size-independent: a step's nesting does not depend on how many contexts or agents exist)
+    united with the core's edges from the parametric lock table of the final core (proved for
+    every size by its consecution queries)."""
+    from ..lifecycle.properties import lock_chains
+    from ..variants import VARIANTS
+    from .actions import build_actions
+    from .encoding import LOCK_REL
+    from .invariants import lock_table
+    from .prove import _cycle
+
+    t0 = time.monotonic()
+    edges: set[tuple[str, str]] = set()
+    for pa in acts:
+        for chain in lock_chains(pa.kind, v.slot_cleared_first):
+            edges |= set(zip(chain, chain[1:]))
+    core = build_actions(VARIANTS["final"])
+    cls_of = {rel: cls for (role, cls, mode), rel in LOCK_REL.items()}
+    for role in ("updater", "lookup"):
+        table = lock_table(core, role)
+        for pa in core:
+            if pa.role == role and pa.lock is not None and pa.lock[2] and pa.at in table:
+                edges |= {(cls_of[rel], pa.lock[0]) for rel in table[pa.at]}
+    cycle = _cycle(edges)
+    txt = ", ".join(f"{a}->{b}" for a, b in sorted(edges))
+    frag = "none (step lock chains + the core's parametric lock table)"
+    if cycle:
+        return Check("lock-graph", "fails", frag, time.monotonic() - t0, None, "cycle " + " -> ".join(cycle))
+    return Check("lock-graph", "valid", frag, time.monotonic() - t0, None, f"acyclic: {{{txt}}}")
+
+
+def no_stuck(variant: str, acts: list[LAction], inv: Sequence[LConjunct], timeout: float) -> Check:
+    """Dynamic half of P5 (properties.no_stuck_threads): no state of the invariant has a thread
+    inside an operation while every such thread is blocked. A tool inside works on cx(t), d0 on
+    dk, h0 on hk (the steps' selectors), so each thread's moves are a finite disjunction."""
+    def can_move(s: PState, role: str, t: z3.ExprRef | None) -> z3.BoolRef:
+        opts = []
+        for pa in acts:
+            if pa.role != role or pa.at == "idle":
+                continue
+            tt = t if t is not None else z3.Const("t!mv", Tool)
+            p = LParams(tt, s.cx(tt), z3.Const("a!mv", Agent), s.dk() if role == "dispatch" else s.hk(),
+                        lambda x: z3.BoolVal(False), "mv")
+            f = pa.fire(s, p)
+            # fresh constants (`empty@`...) only define post values, never a guard: no side needed
+            opts.append(f.enabled())
+        return z3.Or(*opts) if opts else z3.BoolVal(False)
+
+    def build(b: LBounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+        S = fresh_state("dl")
+        inside_d, inside_h = S.dpc() != DPC["idle"], S.hpc() != HPC["idle"]
+        parts = [conj(S, inv),
+                 z3.Or(exists(Tool, lambda t: S.pc(t) != TPC["idle"]), inside_d, inside_h),
+                 forall(Tool, lambda t: z3.Implies(S.pc(t) != TPC["idle"], z3.Not(can_move(S, "tool", t)))),
+                 z3.Implies(inside_d, z3.Not(can_move(S, "dispatch", None))),
+                 z3.Implies(inside_h, z3.Not(can_move(S, "complete", None)))]
+        parts += b.closure(S) if b else []
+        return parts, lambda m: state_cti(m, S, variant, "every inside thread blocked")
+
+    return run_check("deadlock:all-inside-blocked", build, fragment_of(inv), timeout)
+
+
+# ---- one (variant, property) ---------------------------------------------------------------------
+@lru_cache(maxsize=None)
+def _actions(variant: str) -> tuple[LAction, ...]:
+    return tuple(build_lifecycle_actions(LVARIANTS[variant], SCENARIO))
+
+
+@lru_cache(maxsize=None)
+def _inv(variant: str, prop: str) -> tuple[LConjunct, ...]:
+    return tuple(invariant(LVARIANTS[variant], prop))
+
+
+@lru_cache(maxsize=None)
+def _consecution_cached(variant: str, prop: str, action: str, timeout: float) -> Check:
+    pa = next(x for x in _actions(variant) if x.name == action)
+    return consecution(variant, pa, _inv(variant, prop), timeout)
+
+
+def prove_pair(variant: str, prop: str, timeout: float = 20.0,
+               progress: Callable[[str], None] | None = None) -> ParamResult:
+    from .lifecycle_witnesses import confirm, witnesses
+
+    t0 = time.monotonic()
+    v = LVARIANTS[variant]
+    acts = list(_actions(variant))
+    inv = list(_inv(variant, prop))
+    checks: list[Check] = [initiation(variant, inv, timeout)]
+    for pa in acts:
+        if checks[-1].status == "fails":
+            break  # not inductive already; the remaining queries would not change the verdict
+        if progress:
+            progress(f"lifecycle {variant} / {prop}: consecution {pa.name}")
+        checks.append(_consecution_cached(variant, prop, pa.name, timeout))
+    if checks[-1].status != "fails":
+        if prop == P5:
+            checks.append(lock_graph(v, acts))
+            checks.append(no_stuck(variant, acts, inv, timeout))
+        else:
+            checks += implication(variant, prop, acts, inv, timeout)
+    exp = expected(variant, prop)[0]
+    failed = [c for c in checks if c.status == "fails"]
+    unknown = [c for c in checks if c.status == "unknown"]
+    ws: tuple[WitnessRec, ...] = ()
+    cex: tuple[str, ...] = ()
+    if not failed and not unknown:
+        ws = witnesses(variant, prop)
+        missing = [w for w in ws if w.verdict != "reachable"]
+        verdict = "unknown" if missing else "proved"
+        reason = ("a non-vacuity witness was not reached: " + ", ".join(w.name for w in missing)) if missing else ""
+    elif failed:
+        cex = confirm(variant, prop)
+        first = failed[0]
+        what = f"{first.name} fails" + (f" ({first.cti.note})" if first.cti and first.cti.note else
+                                        f" ({first.reason})" if first.reason else "")
+        verdict = "violated" if cex else "unknown"
+        reason = what + ("; confirmed by a concrete trace" if cex else "; no concrete trace confirms it")
+    else:
+        verdict = "unknown"
+        reason = "; ".join(f"{c.name}: solver unknown ({c.reason})" for c in unknown)
+    return ParamResult(variant, prop, verdict, exp, tuple(checks), ws, time.monotonic() - t0, reason, len(inv), cex,
+                       model="lifecycle")
+
+
+def default_pairs() -> list[tuple[str, str]]:
+    return [("final", p) for p in LPROPS] + list(BAD_PAIRS)
+
+
+__all__ = ["prove_pair", "default_pairs", "LPROPS", "BAD_PAIRS", "init", "STATE_PROPS", "step_ok", "balanced",
+           "delivered_once", "tags_ok"]

@@ -1,0 +1,142 @@
+"""Non-vacuity and concrete evidence for the parametric lifecycle verdicts.
+
+witnesses: the fixed-size witness scenarios of each lifecycle property (stages that must hold at
+increasing steps) reached by seeded concrete walks on LifecycleModel (thread-, then kind-uniform
+choices, as spec.lifecycle.invariants.sample_states). A concrete path at one size is a path of the
+parametric system, so `reachable` is exact; a witness not met within the budget is `unknown`.
+
+confirm: a `violated` verdict needs a concrete path from Init that violates the property on
+LifecycleModel now. Paths are stored as lifecycle traces (`cex/lc-<variant>--<property>.trace`),
+found once by the fixed-size lifecycle prover (spec.lifecycle.prove) and regenerated with
+`python -m spec.parametric.lifecycle_witnesses`; a path that no longer replays gives `unknown`.
+"""
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+from pathlib import Path
+from typing import Sequence
+
+from ..backend import CONCRETE
+from ..model import Action, apply
+from ..lifecycle.model import LifecycleModel
+from ..lifecycle.properties import LPROPERTIES
+from ..lifecycle.vocabulary import LConfig
+from .results import WitnessRec
+
+WALK_CFGS = (LConfig(2, 2, 2, 2), LConfig(2, 2, 1, 3))  # every witness names agents 0 and 1
+WALKS, DEPTH, SEED = 200, 60, 7
+CEX_DIR = Path(__file__).resolve().parent / "cex"
+
+
+@lru_cache(maxsize=None)
+def _reach(variant: str, names: tuple[str, ...]) -> dict[str, str]:
+    ws = {w.name: w for p in LPROPERTIES.values() for w in p.witnesses if w.name in names}
+    found: dict[str, str] = {}
+    for cfg in WALK_CFGS:
+        m = LifecycleModel(cfg, variant)
+        by_thread: dict[str, list[Action]] = {}
+        for a in m.actions:
+            by_thread.setdefault(a.thread, []).append(a)
+        rng = random.Random(SEED)
+        for walk in range(WALKS):
+            s = m.init_state()
+            stage = {n: 0 for n in ws}
+            for step in range(DEPTH + 1):
+                for n, w in ws.items():
+                    while stage[n] < len(w.stages) and w.stages[stage[n]](CONCRETE, s, m):
+                        stage[n] += 1
+                    if stage[n] == len(w.stages) and n not in found:
+                        found[n] = f"concrete walk {walk} (seed {SEED}) at {cfg.describe()}, step {step}"
+                if len(found) == len(ws):
+                    return found
+                # a random thread that can move (only its own actions are evaluated), then a
+                # random kind, then an instance: set_agents alone has 4 x 2^agents instances
+                order = sorted(by_thread)
+                rng.shuffle(order)
+                mine = []
+                for thread in order:
+                    mine = [a for a in by_thread[thread] if a.enabled(CONCRETE, s)]
+                    if mine:
+                        break
+                if not mine:
+                    break
+                kind = rng.choice(sorted({a.kind for a in mine}))
+                s = apply(m, CONCRETE, s, rng.choice([a for a in mine if a.kind == kind]))
+    return found
+
+
+def witnesses(variant: str, prop: str) -> tuple[WitnessRec, ...]:
+    ws = LPROPERTIES[prop].witnesses
+    found = _reach(variant, tuple(w.name for w in ws))
+    return tuple(WitnessRec(w.name, "reachable" if w.name in found else "unknown",
+                            found.get(w.name, f"not met in {WALKS} walks of {DEPTH} steps per size"))
+                 for w in ws)
+
+
+# ---- stored counterexamples ------------------------------------------------------------------
+def cex_file(variant: str, prop: str) -> Path:
+    return CEX_DIR / f"lc-{variant}--{prop}.trace"
+
+
+def _violates(m: LifecycleModel, prop: str, states: list[dict], acts: Sequence[Action]) -> bool:
+    p = LPROPERTIES[prop]
+    if p.state is not None:
+        return not p.state(CONCRETE, states[-1], m)
+    if p.watches is None or p.step is None:
+        return False
+    return bool(acts) and p.watches(acts[-1]) and not p.step(CONCRETE, states[-2], m, acts[-1])
+
+
+def replay(variant: str, prop: str, text: str) -> tuple[str, ...]:
+    """The trace lines if `text` replays from Init on LifecycleModel and ends in a violation."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    if not lines:
+        return ()
+    head = dict(kv.split("=", 1) for kv in lines[0].split()[2:] if "=" in kv)
+    if head.get("variant") != variant or head.get("model") != "lifecycle":
+        return ()
+    cfg = LConfig(int(head["agents"]), int(head["contexts"]), int(head["tools"]), int(head["dispatches"]),
+                  int(head["max_ids"]), head["timeouts"] == "1", head["deactivate"] == "1", head["destroy"] == "1")
+    m = LifecycleModel(cfg, variant)
+    states = [m.init_state()]
+    acts: list[Action] = []
+    for ln in lines[1:]:
+        _, thread, kind, *kvs = ln.split()
+        args = dict(kv.split("=", 1) for kv in kvs)
+        static = tuple((k, args[k]) for k in m.static_keys.get(kind, ()) if k in args)
+        cands = [a for a in m.actions_by_key.get((thread, kind, static), []) if a.enabled(CONCRETE, states[-1])]
+        if len(cands) != 1:
+            return ()
+        acts.append(cands[0])
+        states.append(apply(m, CONCRETE, states[-1], cands[0]))
+    return tuple(lines) if _violates(m, prop, states, acts) else ()
+
+
+def confirm(variant: str, prop: str) -> tuple[str, ...]:
+    path = cex_file(variant, prop)
+    return replay(variant, prop, path.read_text()) if path.exists() else ()
+
+
+def regenerate(pairs: Sequence[tuple[str, str]], cfg: LConfig = LConfig(2, 2, 2, 2), timeout: float = 120.0) -> list[Path]:
+    """Find a counterexample per pair with the fixed-size lifecycle prover and store it."""
+    from ..lifecycle.prove import prove_pairs
+    from ..lifecycle.trace import cex_trace
+
+    CEX_DIR.mkdir(exist_ok=True)
+    out = []
+    for r in prove_pairs(list(pairs), cfg, timeout):
+        if r.counterexample is None:
+            continue
+        p = cex_file(r.variant, r.property)
+        p.write_text(f"# counterexample for {r.property} in lifecycle {r.variant}, found by spec.lifecycle.prove\n"
+                     + cex_trace(r, cfg))
+        out.append(p)
+    return out
+
+
+if __name__ == "__main__":
+    from .lifecycle_prove import BAD_PAIRS
+
+    for path in regenerate(BAD_PAIRS):
+        print(path)
