@@ -469,6 +469,48 @@ def no_stuck(variant: str, acts: list[LAction], inv: Sequence[LConjunct], timeou
     return run_check("deadlock:all-inside-blocked", build, fragment_of(inv), timeout)
 
 
+# ---- witnesses with a first-order form: refuted for every size -------------------------------------
+def _can_move_tool(s: PState, acts: Sequence[LAction], t: z3.ExprRef) -> z3.BoolRef:
+    opts = []
+    for pa in acts:
+        if pa.role == "tool" and pa.at != "idle":
+            p = LParams(t, s.cx(t), z3.Const("a!w", Agent), s.dk(), lambda x: z3.BoolVal(False), "w")
+            opts.append(pa.fire(s, p).enabled())
+    return z3.Or(*opts)
+
+
+WITNESS_FORMS: dict[str, Callable[[PState, Sequence[LAction]], z3.BoolRef]] = {
+    # properties.W_BLOCKED: a tool inside start/stop waits for the mutex another tool holds
+    "thread-waits-for-mutex": lambda s, acts: exists(Tool, lambda t: z3.And(
+        z3.Or(*[s.pc(t) == TPC[x] for x in ("start_release", "slot_clear", "stop_release")]),
+        exists(Tool, lambda u: z3.And(u != t, s.mo(u))))),
+    # its earlier form: some thread inside an operation cannot move
+    "thread-waits": lambda s, acts: z3.Or(
+        exists(Tool, lambda t: z3.And(s.pc(t) != TPC["idle"], z3.Not(_can_move_tool(s, acts, t))))),
+}
+
+
+@lru_cache(maxsize=None)
+def witness_refuted(variant: str, name: str, timeout: float = 10.0) -> str:
+    """Why witness `name` is unreachable at every size (Inv_ctl ∧ W unsat), or "" if it is not
+    refuted or has no first-order form here. Inv_ctl is the invariant of lock-order-acyclic,
+    proved inductive for the variant by its own initiation/consecution queries."""
+    form = WITNESS_FORMS.get(name)
+    if form is None:
+        return ""
+    acts = list(_actions(variant))
+    inv = list(_inv(variant, P5))
+    checks = [initiation(variant, inv, timeout)] + [_consecution_cached(variant, P5, pa.name, timeout) for pa in acts]
+    if any(c.status != "valid" for c in checks):
+        return ""
+    S = fresh_state("wit")
+    r, _ = solve([conj(S, inv), form(S, acts)], timeout)
+    if r != z3.unsat:
+        return ""
+    return ("unreachable for any number of agents, contexts, tools and dispatches: the inductive "
+            "invariant of lock-order-acyclic (" + "; ".join(c.name for c in inv) + ") excludes it")
+
+
 # ---- one (variant, property) ---------------------------------------------------------------------
 @lru_cache(maxsize=None)
 def _actions(variant: str) -> tuple[LAction, ...]:

@@ -300,9 +300,40 @@ def prove_pair(variant: str, prop: str, timeout: float = 20.0,
                        len(inv), cex)
 
 
+def lifecycle_pairs(variants: Sequence[str] | None = None, properties: Sequence[str] | None = None
+                    ) -> list[tuple[str, str]]:
+    """The lifecycle (variant, property) pairs `run(lifecycle=...)` proves by default (every core
+    lifecycle property of `final`, and each known-bad variant against the property its bug
+    breaks), filtered by names (None: no filter). Unknown names raise ValueError."""
+    from ..lifecycle.properties import LPROPERTIES
+    from ..lifecycle.variants import LVARIANTS
+    from .lifecycle_prove import default_pairs
+
+    for name in variants or ():
+        if name not in LVARIANTS:
+            raise ValueError(f"unknown lifecycle variant={name!r}; known: {', '.join(LVARIANTS)}")
+    for p in properties or ():
+        if p not in LPROPERTIES:
+            raise ValueError(f"unknown lifecycle property={p!r}; known: {', '.join(LPROPERTIES)}")
+    return [(v, p) for v, p in default_pairs()
+            if (variants is None or v in variants) and (properties is None or p in properties)]
+
+
+def _task(model: str, variant: str, prop: str, timeout: float) -> ParamResult:
+    if model == "lifecycle":
+        from .lifecycle_prove import prove_pair as prove_lifecycle
+
+        return prove_lifecycle(variant, prop, timeout)
+    return prove_pair(variant, prop, timeout)
+
+
 def run(variants: list[str] | None = None, properties: list[str] | None = None, timeout: float = 20.0,
-        progress: Callable[[str], None] | None = None, jobs: int | None = None) -> list[ParamResult]:
-    """Parametric verdicts for variants x properties (default: all), in that order.
+        progress: Callable[[str], None] | None = None, jobs: int | None = None,
+        lifecycle: bool | Sequence[tuple[str, str]] = False) -> list[ParamResult]:
+    """Parametric verdicts: core variants x properties (default: all), in that order, then the
+    lifecycle pairs (`lifecycle=True`: `lifecycle_pairs()`; or an explicit list of pairs; False:
+    none, the default, so existing callers get the core table only). Results carry
+    `model` = "core" | "lifecycle".
 
     `timeout` bounds each Z3 query. Pairs run in `jobs` processes (default: up to 2, one per
     core): each pair is independent and Z3 holds the GIL during a check.
@@ -315,32 +346,73 @@ def run(variants: list[str] | None = None, properties: list[str] | None = None, 
     for p in ps:
         if p not in PROPS:
             raise ValueError(f"unknown property={p!r}; known: {', '.join(PROPS)}")
-    pairs = [(v, p) for v in vs for p in ps]
-    n = jobs if jobs is not None else min(2, os.cpu_count() or 1, len(pairs))
+    lpairs = lifecycle_pairs() if lifecycle is True else list(lifecycle or [])
+    if lpairs:
+        from ..lifecycle.properties import LPROPERTIES
+        from ..lifecycle.variants import LVARIANTS
+
+        for v, p in lpairs:
+            if v not in LVARIANTS or p not in LPROPERTIES:
+                raise ValueError(f"unknown lifecycle pair ({v!r}, {p!r})")
+    tasks = [("core", v, p) for v in vs for p in ps] + [("lifecycle", v, p) for v, p in lpairs]
+    n = jobs if jobs is not None else min(2, os.cpu_count() or 1, len(tasks))
     if n <= 1:
-        return [prove_pair(v, p, timeout, progress) for v, p in pairs]
+        out1 = []
+        for m, v, p in tasks:
+            r = prove_pair(v, p, timeout, progress) if m == "core" else _lifecycle_prove(v, p, timeout, progress)
+            out1.append(r)
+        return out1
     ctx = multiprocessing.get_context("fork")
-    out: dict[tuple[str, str], ParamResult] = {}
+    out: dict[tuple[str, str, str], ParamResult] = {}
     with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-        futs = {pool.submit(prove_pair, v, p, timeout): (v, p) for v, p in _by_cost(pairs)}
+        futs = {pool.submit(_task, m, v, p, timeout): (m, v, p) for m, v, p in _by_cost(tasks)}
         for fut in as_completed(futs):
             r = fut.result()
             out[futs[fut]] = r
             if progress:
-                progress(f"{r.variant} / {r.property}: {r.verdict} ({r.seconds:.2f}s)")
-    return [out[k] for k in pairs]
+                progress(f"{r.model} {r.variant} / {r.property}: {r.verdict} ({r.seconds:.2f}s)")
+    return [out[k] for k in tasks]
 
 
-def _by_cost(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Longest first, so two workers finish together (P1 proofs have the most conjuncts)."""
+def _lifecycle_prove(variant: str, prop: str, timeout: float, progress: Callable[[str], None] | None) -> ParamResult:
+    from .lifecycle_prove import prove_pair as prove_lifecycle
+
+    return prove_lifecycle(variant, prop, timeout, progress)
+
+
+def _by_cost(tasks: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """Longest first, so two workers finish together (P1 proofs have the most conjuncts; the
+    lifecycle P3/P9 invariants are the largest of the lifecycle)."""
     rank = {"serializer-mirrors-refcount": 0, "lock-order-acyclic": 1, "creation-consistent": 2}
-    return sorted(pairs, key=lambda vp: (VARIANTS[vp[0]].known_bad, rank[vp[1]]))
+    lrank = {"refcount-balanced": 0, "no-unserialized-dispatch-while-enabled": 0}
+
+    def key(t: tuple[str, str, str]) -> tuple[int, int, int]:
+        m, v, p = t
+        if m == "core":
+            return (VARIANTS[v].known_bad, 0, rank[p])
+        return (0 if v == "final" else 1, 1, lrank.get(p, 1))
+
+    return sorted(tasks, key=key)
 
 
-def any_size_status(variant: str, property: str) -> str:
-    """"any size" if (variant, property) is proved parametrically, else "bounded only: <reason>"."""
-    from .status import STATUS
+def any_size_status(variant: str, property: str, model: str | None = None) -> str:
+    """"any size" if (variant, property) is proved parametrically, else "bounded only: <reason>".
 
+    `model` is "core" or "lifecycle"; None means core for the core's property names (two names,
+    serializer-mirrors-refcount and lock-order-acyclic, exist in both: pass model="lifecycle"
+    for the lifecycle's) and lifecycle for lifecycle-only names."""
+    from ..lifecycle.properties import LPROPERTIES
+    from .status import LSTATUS, STATUS
+
+    if model is None:
+        model = "core" if property in PROPERTIES else "lifecycle"
+    if model == "lifecycle":
+        if property not in LPROPERTIES:
+            raise ValueError(f"unknown lifecycle property={property!r}")
+        got = LSTATUS.get((variant, property))
+        return got if got is not None else "bounded only: no parametric proof recorded"
+    if model != "core":
+        raise ValueError(f"unknown model={model!r}; known: core, lifecycle")
     if property not in PROPERTIES:
         raise ValueError(f"unknown property={property!r}")
     got = STATUS.get((variant, property))
@@ -349,4 +421,4 @@ def any_size_status(variant: str, property: str) -> str:
     return got
 
 
-__all__ = ["run", "render_text", "any_size_status", "any_size_text", "prove_pair", "ParamResult"]
+__all__ = ["run", "lifecycle_pairs", "render_text", "any_size_status", "any_size_text", "prove_pair", "ParamResult"]

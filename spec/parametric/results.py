@@ -84,6 +84,10 @@ def any_size_text(r: ParamResult) -> str:
     if r.verdict == "proved":
         return "any size"
     if r.verdict == "unknown" and not r.failed:
+        gone = [w.name for w in r.witnesses if w.verdict == "unreachable"]
+        if gone:
+            return ("bounded only: every query valid at any size, but the non-vacuity witness "
+                    f"{', '.join(gone)} is unreachable at every size")
         return "bounded only: parametric proof inconclusive"
     bad = r.failed[0]
     what = "solver unknown on" if bad.status == "unknown" else "parametric check fails:"

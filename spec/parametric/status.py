@@ -1,7 +1,9 @@
 """Static copy of `run()`'s any-size column, so `spmcheck prove` can show it without Z3.
 
-tests/test_parametric.py checks it against a fresh `run()`; regenerate with
-`python -m spec.parametric.status` after changing the protocol or the invariants.
+STATUS: the core (spec.programs) pairs; LSTATUS: the lifecycle (spec.lifecycle) pairs of
+`prove.lifecycle_pairs()`. tests/test_parametric.py and tests/test_parametric_lifecycle.py check
+them against a fresh `run()`; regenerate with `python -m spec.parametric.status` after changing
+the protocol or the invariants.
 """
 from __future__ import annotations
 
@@ -26,11 +28,16 @@ STATUS: dict[tuple[str, str], str] = {
     ('reversed-lookup-order', 'lock-order-acyclic'): 'bounded only: parametric check fails: lock-graph; violation confirmed by a concrete trace',
 }
 
+LSTATUS: dict[tuple[str, str], str] = {}
+
 if __name__ == "__main__":
     from .prove import run
     from .results import any_size_text
 
-    print("STATUS: dict[tuple[str, str], str] = {")
-    for r in run():
-        print(f"    ({r.variant!r}, {r.property!r}): {any_size_text(r)!r},")
-    print("}")
+    results = run(lifecycle=True)
+    for model, name in (("core", "STATUS"), ("lifecycle", "LSTATUS")):
+        print(f"{name}: dict[tuple[str, str], str] = {{")
+        for r in results:
+            if r.model == model:
+                print(f"    ({r.variant!r}, {r.property!r}): {any_size_text(r)!r},")
+        print("}")
