@@ -78,8 +78,8 @@ def inv_file(model: LifecycleModel) -> Path:
     return PROOFS_DIR / f"lc-{model.variant.name}-a{c.agents}-c{c.contexts}-t{c.tools}-k{c.dispatches}{tag}.inv"
 
 
-def invariant_for(model: LifecycleModel, timeout: float) -> Inductive:
-    trans = Transition(model, ints="int")
+def invariant_for(model: LifecycleModel, timeout: float, trans: Transition | None = None) -> Inductive:
+    trans = trans or Transition(model, ints="int")
     path = inv_file(model)
     if path.exists():
         names = [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
@@ -124,25 +124,28 @@ def witness(model: LifecycleModel, w: Witness, timeout: float) -> WitnessResult:
 def prove_variant(variant: str, props: Sequence[str], cfg: LConfig, timeout: float,
                   progress: Callable[[str], None] = lambda s: None) -> list[ProofResult]:
     out: list[ProofResult] = []
-    invs: dict[LConfig, tuple[Inductive, float]] = {}
+    # one model, Int transition relation and invariant check per scenario, shared by its properties
+    per_cfg: dict[LConfig, tuple[LifecycleModel, Transition, Inductive, float]] = {}
     wcache: dict[tuple[LConfig, str], WitnessResult] = {}
     for pname in props:
         prop: Property = LPROPERTIES[pname]
         pcfg = scenario(cfg, pname)
-        model = LifecycleModel(pcfg, variant)
         exp, src = expected(variant, pname)
         t1 = time.monotonic()
         progress(f"lifecycle {variant} / {pname}")
-        if pcfg not in invs:
-            t0 = time.monotonic()
-            invs[pcfg] = (invariant_for(model, timeout), time.monotonic() - t0)
-        inv, inv_secs = invs[pcfg]
+        first = pcfg not in per_cfg
+        if first:
+            m = LifecycleModel(pcfg, variant)
+            tr = Transition(m, ints="int")
+            per_cfg[pcfg] = (m, tr, invariant_for(m, timeout, tr), time.monotonic() - t1)
+        model, itrans, inv, inv_secs = per_cfg[pcfg]
+        inv_secs = inv_secs if first else 0.0
         cycle_note = ""
         if prop.static_lock_graph:
             g = lock_graph(model)
             if g.cycles:
                 cycle_note = "lock-order cycle " + " -> ".join(g.cycles[0] + (g.cycles[0][0],))
-        impl = implies_property(model, Transition(model, ints="int"), inv, prop, timeout)
+        impl = implies_property(model, itrans, inv, prop, timeout)
         size = "fixed size " + pcfg.describe()
         if impl.status == "proved" and not cycle_note:
             ws = []
