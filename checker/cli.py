@@ -212,8 +212,8 @@ def _any_size(variant: str, prop: str) -> str:
     try:
         from spec.parametric.prove import any_size_status
 
-        return any_size_status(variant, prop)
-    except (ImportError, ValueError):
+        return any_size_status(variant, prop, model="lifecycle")
+    except (ImportError, ValueError, TypeError):
         return "bounded only: no parametric lifecycle proof recorded"
 
 

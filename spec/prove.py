@@ -193,8 +193,8 @@ def any_size(variant: str, prop: str, cfg: Config) -> str:
     try:
         from .parametric.prove import any_size_status
 
-        got = any_size_status(variant, prop)
-    except (ImportError, ValueError):
+        got = any_size_status(variant, prop, model="core")
+    except (ImportError, ValueError, TypeError):
         got = "bounded only: no parametric proof recorded"
     return got if got == "any size" else f"{got} (proved at {cfg.describe()})"
 
