@@ -28,7 +28,26 @@ STATUS: dict[tuple[str, str], str] = {
     ('reversed-lookup-order', 'lock-order-acyclic'): 'bounded only: parametric check fails: lock-graph; violation confirmed by a concrete trace',
 }
 
-LSTATUS: dict[tuple[str, str], str] = {}
+LSTATUS: dict[tuple[str, str], str] = {
+    ('final', 'serializer-mirrors-refcount'): 'any size',
+    ('final', 'lock-order-acyclic'): 'any size',
+    ('final', 'no-unserialized-dispatch-while-enabled'): 'any size',
+    ('final', 'in-flight-completion-delivered'): 'any size',
+    ('final', 'map-empty-after-drain'): 'any size',
+    ('final', 'tags-disjoint'): 'any size',
+    ('final', 'agent-scoping'): 'any size',
+    ('final', 'spm-contexts-disjoint'): 'any size',
+    ('final', 'refcount-balanced'): 'any size',
+    ('final', 'unrelated-queues-batched'): 'any size',
+    ('exit-over-active', 'in-flight-completion-delivered'): 'bounded only: parametric check fails: consecution:c.idle.completion_exit; violation confirmed by a concrete trace',
+    ('exit-over-active', 'map-empty-after-drain'): 'bounded only: parametric check fails: consecution:c.idle.completion_exit; violation confirmed by a concrete trace',
+    ('conflict-scan-unlocked', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.scan_done.start_begin; violation confirmed by a concrete trace',
+    ('unscoped-hooks', 'agent-scoping'): 'bounded only: parametric check fails: implies-property:t.spm_enable.spm_enable; violation confirmed by a concrete trace',
+    ('positive-tags', 'tags-disjoint'): 'bounded only: parametric check fails: implies-property; violation confirmed by a concrete trace',
+    ('process-wide-batching', 'unrelated-queues-batched'): 'bounded only: parametric check fails: implies-property:d.idle.dispatch_write; violation confirmed by a concrete trace',
+    ('publish-after-unlock', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.idle.start_begin; violation confirmed by a concrete trace',
+    ('slot-cleared-first', 'no-unserialized-dispatch-while-enabled'): 'bounded only: parametric check fails: consecution:t.idle.stop_begin; violation confirmed by a concrete trace',
+}
 
 if __name__ == "__main__":
     from .prove import run

@@ -1,0 +1,378 @@
+"""Parametric lifecycle proofs: one definition (agreement with LifecycleModel through stated
+abstractions), honest verdicts, CTIs in the lifecycle trace format, cross-checks at small sizes."""
+from __future__ import annotations
+
+import random
+from typing import Iterator
+
+import pytest
+import z3
+
+from spec.backend import CONCRETE
+from spec.lifecycle.expected import expected
+from spec.lifecycle.model import LifecycleModel
+from spec.lifecycle.programs import DISPATCH_LABELS, TOOL_LABELS
+from spec.lifecycle.properties import CORE_LPROPS, LPROPERTIES
+from spec.lifecycle.variants import LVARIANTS
+from spec.lifecycle.vocabulary import LConfig
+from spec.model import Action, apply
+from spec.parametric.encoding import Agent, forall
+from spec.parametric.lifecycle_actions import LAction, LFired, LParams, Scenario, build_lifecycle_actions
+from spec.parametric.lifecycle_encoding import ENUM_VALUES, Ctx, ScanS, fresh_state
+from spec.parametric.lifecycle_finite import LStructure, abstraction_holds
+from spec.parametric.lifecycle_invariants import LAYERS, LConjunct, conjuncts
+from spec.parametric.lifecycle_prove import (
+    BAD_PAIRS, LPROPS, STATE_PROPS, balanced, default_pairs, prove_pair, witness_refuted,
+)
+from spec.parametric.prove import any_size_status, lifecycle_pairs, run
+from spec.parametric.results import any_size_text, render_text
+from spec.parametric.status import LSTATUS
+
+CFG = LConfig(2, 2, 2, 3)
+
+
+def walk_states(m: LifecycleModel, seed: int, steps: int, depth: int) -> list[dict]:
+    """Reached states: thread-, then kind-uniform random walks (spec.lifecycle.invariants)."""
+    rng = random.Random(seed)
+    out: list[dict] = []
+    s = m.init_state()
+    for i in range(steps):
+        if i % depth == 0:
+            s = m.init_state()
+        en = [a for a in m.actions if a.enabled(CONCRETE, s)]
+        if not en:
+            s = m.init_state()
+            continue
+        thread = rng.choice(sorted({a.thread for a in en}))
+        mine = [a for a in en if a.thread == thread]
+        kind = rng.choice(sorted({a.kind for a in mine}))
+        s = apply(m, CONCRETE, s, rng.choice([a for a in mine if a.kind == kind]))
+        out.append(s)
+    return out
+
+
+def _counterpart(st: LStructure, idx: dict, act: Action) -> tuple[LAction, LParams]:
+    role = {"t": "tool", "d": "dispatch", "h": "complete"}[act.thread[0]]
+    vo = ""
+    if act.kind == "queue_sync":
+        vo = "ok" if act.observed(CONCRETE, {})["drained"] else "timeout"
+    pas = idx[(role, act.label, act.kind, vo)]
+    assert len(pas) == 1, act.describe()
+    p = act.params
+    members: tuple[int, ...] = tuple(p.get("set", ()))  # type: ignore[arg-type]
+    setp = (lambda x: z3.Or(*[x == st.agents[i] for i in members])) if members else (lambda x: z3.BoolVal(False))
+    t = st.tools[int(act.thread[1:])] if role == "tool" else st.tools[0]
+    return pas[0], LParams(t, st.ctxs[int(p.get("ctx", 0))], st.agents[int(p.get("agent", 0))],  # type: ignore[arg-type]
+                           st.disps[int(p.get("id", 0))], setp, f"x{act.index}")  # type: ignore[arg-type]
+
+
+def _obs_value(mod: z3.ModelRef, term: z3.ExprRef) -> int | bool:
+    v = mod.eval(term, model_completion=True)
+    if v.sort() == ScanS:
+        return [str(x) for x in ENUM_VALUES[ScanS]].index(str(v))
+    if z3.is_int_value(v):
+        return v.as_long()  # type: ignore[attr-defined]
+    return z3.is_true(v)
+
+
+def disagreements(variant: str, cfg: LConfig, states: list[dict], acts: list[LAction]) -> Iterator[str]:
+    """Every LifecycleModel action instance on every state against its parametric transition over
+    the finite structure: enabledness (relaxed steps may be enabled in more states), post-state of
+    every mapped variable, the abstraction functions commuting, and the shared observed values."""
+    m = LifecycleModel(cfg, variant)
+    idx: dict = {}
+    for pa in acts:
+        idx.setdefault((pa.role, pa.at, pa.kind, pa.variant_of), []).append(pa)
+    st = LStructure(cfg)
+    S = fresh_state("agree")
+    abstracted = {n for n in m.init_state() if n.startswith(("inf.", "ks.")) or n == "dn"}
+    with st.universe():
+        fired: list[tuple[Action, LAction, LFired]] = []
+        for act in m.actions:
+            pa, p = _counterpart(st, idx, act)
+            fired.append((act, pa, pa.fire(S, p)))
+        for cs in states:
+            assert not abstraction_holds(cfg, cs), abstraction_holds(cfg, cs)
+            sol = z3.Solver()
+            sol.add(*st.distinct(), *st.pin(S, cs))
+            for _, _, f in fired:
+                sol.add(*f.side)
+            assert sol.check() == z3.sat
+            mod = sol.model()
+            for act, pa, f in fired:
+                ce = bool(act.enabled(CONCRETE, cs))
+                pe = z3.is_true(mod.eval(f.enabled(), model_completion=True))
+                if ce != pe and not (pa.relaxed and pe):
+                    yield f"{variant}: {act.describe()} enabled {ce} vs parametric {pe}"
+                    continue
+                if not ce:
+                    continue
+                post = apply(m, CONCRETE, cs, act)
+                got = st.read(mod, f.post)
+                for name, val in got.items():
+                    if name == "dk":
+                        if DISPATCH_LABELS[int(post["pc.d0"])] == "hooked" and val != post["dn"]:
+                            yield f"{variant}: {act.describe()}: dk = {val} vs dn = {post['dn']}"
+                    elif post[name] != val:
+                        yield f"{variant}: {act.describe()}: {name} = {post[name]} vs parametric {val}"
+                for name in set(post) - st.mapped_vars() - abstracted:
+                    if post[name] != cs[name]:
+                        yield f"{variant}: {act.describe()} writes {name}, which has no parametric symbol"
+                bad = abstraction_holds(cfg, post)
+                if bad:
+                    yield f"{variant}: {act.describe()}: abstraction does not commute: {bad}"
+                cobs = act.observed(CONCRETE, cs)
+                for k, term in f.obs.items():
+                    if k in cobs and cobs[k] != _obs_value(mod, term):
+                        yield f"{variant}: {act.describe()}: observed {k} = {cobs[k]} vs parametric {_obs_value(mod, term)}"
+
+
+# variants covering every knob of LVariant (and the drain timeout scenario)
+KNOB_VARIANTS = ["exit-over-active", "conflict-scan-unlocked", "unscoped-hooks", "pr-758072b",
+                 "unconditional-stop-disable", "set-agents-race"]
+
+
+def test_final_transitions_agree_with_the_fixed_size_model() -> None:
+    m = LifecycleModel(CFG, "final")
+    acts = build_lifecycle_actions(m.variant, Scenario(CFG.timeouts, CFG.deactivate, CFG.destroy))
+    states = walk_states(m, 3, 240, 60)[::6]
+    bad = list(disagreements("final", CFG, states, acts))
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("variant", KNOB_VARIANTS)
+def test_knob_transitions_agree_with_the_fixed_size_model(variant: str) -> None:
+    m = LifecycleModel(CFG, variant)
+    acts = build_lifecycle_actions(m.variant, Scenario())
+    states = walk_states(m, 5, 120, 40)[::15]
+    bad = list(disagreements(variant, CFG, states, acts))
+    assert not bad, bad[:5]
+
+
+def test_scenario_switches_agree() -> None:
+    """deactivate / profile destroy / no drain timeout (the findings' scenarios)."""
+    cfg = LConfig(2, 2, 1, 2, timeouts=False, deactivate=True, destroy=True)
+    m = LifecycleModel(cfg, "final")
+    acts = build_lifecycle_actions(m.variant, Scenario(False, True, True))
+    bad = list(disagreements("final", cfg, walk_states(m, 8, 120, 40)[::12], acts))
+    assert not bad, bad[:5]
+
+
+def test_agreement_check_detects_a_wrong_transition() -> None:
+    """Negative control: an exit hook that forgets to erase the packet must be caught."""
+    acts = []
+    for pa in build_lifecycle_actions(LVARIANTS["final"]):
+        if pa.kind == "completion_exit":
+            def build(s, p, pa=pa):  # type: ignore[no-untyped-def]
+                f = pa.build(s, p)
+                return LFired(f.guards, f.side, f.post.with_({"mp": s.fns["mp"]}), f.obs)
+            pa = LAction(pa.name, pa.role, pa.at, pa.kind, pa.per, build, pa.source, pa.targets, pa.relaxed)
+        acts.append(pa)
+    cfg = LConfig(1, 1, 1, 2)
+    m = LifecycleModel(cfg, "final")
+    # register and start context 0, then write and submit a dispatch: it is in flight with its
+    # SPM packet mapped, the state where the exit hook must erase it
+    s = m.init_state()
+    for thread, kind in (("t0", "context_register"), ("t0", "start_begin"), ("t0", "slot_publish"),
+                         ("t0", "spm_enable"), ("t0", "spm_set_enabled"), ("t0", "marker_release"),
+                         ("d0", "dispatch_write"), ("d0", "dispatch_submit")):
+        act = next(a for a in m.actions if a.thread == thread and a.kind == kind and a.enabled(CONCRETE, s))
+        s = apply(m, CONCRETE, s, act)
+    assert s["mp.0.0"] and s["st.0"] == 2
+    assert not list(disagreements("final", cfg, [s], build_lifecycle_actions(LVARIANTS["final"])))
+    assert any("mp.0.0" in d for d in disagreements("final", cfg, [s], acts))
+
+
+# ---- cross-checks: invariants and properties on reached states of small sizes ---------------------
+SIZES = [LConfig(1, 1, 1, 1), LConfig(2, 2, 2, 2), LConfig(3, 2, 2, 2), LConfig(2, 3, 2, 3)]
+
+
+def _evaluate(cfg: LConfig, states: list[dict], fns: list[tuple[str, object]]) -> Iterator[tuple[int, str, bool]]:
+    st = LStructure(cfg, "x")
+    S = fresh_state("x")
+    with st.universe():
+        terms = [(n, fn(S)) for n, fn in fns]  # type: ignore[operator]
+        for i, cs in enumerate(states):
+            sol = z3.Solver()
+            sol.add(*st.distinct(), *st.pin(S, cs))
+            assert sol.check() == z3.sat
+            mod = sol.model()
+            for n, t in terms:
+                yield i, n, z3.is_true(mod.eval(t, model_completion=True))
+
+
+def _final_invariant() -> list[LConjunct]:
+    layers = {x for p in CORE_LPROPS for x in LAYERS[p]}
+    return [c for c in conjuncts(LVARIANTS["final"]) if c.layer in layers or c.name == "mirror (P1)"]
+
+
+@pytest.mark.parametrize("cfg", SIZES, ids=lambda c: f"a{c.agents}c{c.contexts}t{c.tools}k{c.dispatches}")
+def test_invariants_and_abstractions_hold_on_reached_states(cfg: LConfig) -> None:
+    m = LifecycleModel(cfg, "final")
+    states = walk_states(m, 20 + cfg.agents, 400, 80)[::10]
+    for s in states:
+        assert not abstraction_holds(cfg, s), abstraction_holds(cfg, s)
+    fns = [(c.name, c.fn) for c in _final_invariant()]
+    bad = [f"{cfg.describe()}: {n}" for _, n, ok in _evaluate(cfg, states, fns) if not ok]
+    assert not bad, bad[:3]
+
+
+def test_cross_check_can_refute_a_false_conjunct() -> None:
+    """Negative control: 'no context is ever published' is refuted by reached states."""
+    cfg = LConfig(1, 1, 1, 1)
+    states = walk_states(LifecycleModel(cfg, "final"), 2, 300, 60)
+    from spec.parametric.lifecycle_encoding import PUBLISHED
+
+    fn = lambda s: forall(Ctx, lambda c: s.slot(c) != PUBLISHED)  # noqa: E731
+    assert any(not ok for _, _, ok in _evaluate(cfg, states, [("never published", fn)]))
+
+
+@pytest.mark.parametrize("variant", ["final", "positive-tags", "conflict-scan-unlocked", "exit-over-active"])
+def test_state_properties_agree_with_the_fixed_size_ones(variant: str) -> None:
+    """The parametric form of each state property, on the finite structure, against the
+    fixed-size property (P9: the first-order form implies the sum form)."""
+    cfg = LConfig(2, 2, 2, 2)
+    m = LifecycleModel(cfg, variant)
+    states = walk_states(m, 4, 300, 60)[::5]
+    v = LVARIANTS[variant]
+    fns = [(p, (lambda s, p=p: STATE_PROPS[p](v, s))) for p in STATE_PROPS]
+    for i, p, ok in _evaluate(cfg, states, fns):
+        conc = bool(LPROPERTIES[p].state(CONCRETE, states[i], m))  # type: ignore[misc]
+        if p == "refcount-balanced":
+            assert not ok or conc, (variant, p, i)
+        else:
+            assert ok == conc, (variant, p, i)
+
+
+@pytest.mark.parametrize("sizes", [(2, 3), (3, 2), (1, 4)])
+def test_first_order_p9_implies_the_sum_form(sizes: tuple[int, int]) -> None:
+    """For EVERY state of a finite structure (symbolically, not only reached ones): the proved
+    first-order P9 implies rc = Σ_c hd(c, .) for `all` and for each agent."""
+    a, c = sizes
+    st = LStructure(LConfig(a, c, 1, 1), "s")
+    S = fresh_state("sum")
+    with st.universe():
+        p9 = balanced(S)
+    sums = [S.rc_all() == z3.Sum([S.hd_all(x) for x in st.ctxs])]
+    sums += [S.rc(ag) == z3.Sum([S.hd(x, ag) for x in st.ctxs]) for ag in st.agents]
+    sol = z3.Solver()
+    sol.add(*st.distinct(), p9, z3.Not(z3.And(*sums)))
+    assert sol.check() == z3.unsat
+
+
+# ---- verdicts -----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def results():  # type: ignore[no-untyped-def]
+    return [prove_pair(v, p) for v, p in default_pairs()]
+
+
+def test_final_core_properties_are_proved_at_any_size(results) -> None:  # type: ignore[no-untyped-def]
+    got = {(r.variant, r.property): r for r in results}
+    for p in LPROPS:
+        r = got[("final", p)]
+        assert r.verdict == "proved", (p, r.reason)
+        names = [c.name for c in r.checks]
+        assert names[0] == "initiation"
+        assert {f"consecution:{a.name}" for a in build_lifecycle_actions(LVARIANTS["final"])} <= set(names)
+        assert any(n.startswith(("implies-property", "deadlock")) for n in names)
+        assert all(c.status == "valid" for c in r.checks) and all(c.fragment for c in r.checks)
+        assert r.witnesses and all(w.verdict == "reachable" for w in r.witnesses)
+        assert any_size_status("final", p, model="lifecycle") == "any size"
+
+
+def test_known_bad_variants_fail_a_check_with_a_cti_and_a_confirmed_trace(results) -> None:  # type: ignore[no-untyped-def]
+    bad_pairs = {(r.variant, r.property): r for r in results if (r.variant, r.property) in BAD_PAIRS}
+    assert set(bad_pairs) == set(BAD_PAIRS)
+    for (v, p), r in bad_pairs.items():
+        assert expected(v, p)[0] == "violated"
+        assert r.verdict == "violated", (v, p, r.reason)
+        first = r.failed[0]
+        assert first.status == "fails" and first.name.split(":")[0] in ("initiation", "consecution", "implies-property")
+        assert first.cti is not None
+        lines = first.cti.lines()
+        assert lines[1].startswith(f"spmcheck-trace v1 model=lifecycle variant={v} ")
+        assert r.counterexample and r.counterexample[0].startswith("spmcheck-trace v1 model=lifecycle")
+
+
+def test_step_ctis_are_real_steps_of_the_fixed_size_model(results) -> None:  # type: ignore[no-untyped-def]
+    """A consecution/step-property CTI's event, from its pre-state as a LifecycleModel state
+    (abstracted counters rebuilt by the abstraction functions), is enabled there and makes the
+    recorded changes."""
+    seen = 0
+    for r in results:
+        for c in r.checks:
+            if c.cti is None or not c.cti.event:
+                continue
+            pre = dict(c.cti.pre)
+            sizes = [int(x.split()[0]) for x in c.cti.size_text.split(", ")]
+            cfg = LConfig(*sizes)
+            m = LifecycleModel(cfg, r.variant)
+            cs = _concrete(m, pre)
+            _, thread, kind, *kvs = c.cti.event.split()
+            static = tuple(tuple(kv.split("=", 1)) for kv in kvs)
+            cands = [a for a in m.actions_by_key.get((thread, kind, static), []) if a.enabled(CONCRETE, cs)]  # type: ignore[arg-type]
+            assert len(cands) == 1, (r.variant, c.name, c.cti.event)
+            post = apply(m, CONCRETE, cs, cands[0])
+            changed = {n for n in post if post[n] != cs[n] and n in pre}
+            assert changed == {n for n, _, _ in c.cti.changes if n != "dk"}, (r.variant, c.name)
+            seen += 1
+    assert seen >= 3
+
+
+def _concrete(m: LifecycleModel, pre: dict[str, str]) -> dict:
+    cfg: LConfig = m.cfg  # type: ignore[assignment]
+    out = m.init_state()
+    for name in out:
+        if name not in pre:
+            continue
+        v = pre[name]
+        if name.startswith("pc.t"):
+            out[name] = TOOL_LABELS.index(v)
+        elif name in ("pc.d0", "pc.h0"):
+            out[name] = (DISPATCH_LABELS if name == "pc.d0" else ["idle", "exited"]).index(v)
+        elif isinstance(out[name], bool):
+            out[name] = v == "1"
+        else:
+            out[name] = int(v)
+    out["mtx"] = int(pre["mtx"])
+    K = range(cfg.dispatches)
+    out["dn"] = int(pre["dk"]) if pre["pc.d0"] == "hooked" else sum(int(out[f"st.{k}"]) >= 2 for k in K)
+    for a in range(cfg.agents):
+        out[f"inf.{a}"] = sum(1 for k in K if out[f"da.{k}"] == a and 2 <= int(out[f"st.{k}"]) <= 3)
+    for k in K:
+        out[f"ks.{k}"] = min(3, sum(1 for c in range(cfg.contexts) if out[f"pk.{k}.{c}"] == 2 and not out[f"mp.{k}.{c}"]))
+    return out
+
+
+def test_p5_witness_refuted_only_where_the_invariant_excludes_it() -> None:
+    assert witness_refuted("final", "thread-waits-for-mutex")
+    # set_dispatch_agents that does not wait for markers can hold the mutex during a start
+    assert not witness_refuted("set-agents-race", "thread-waits-for-mutex")
+    assert not witness_refuted("final", "no-such-witness")
+
+
+def test_unknown_is_never_reported_as_proved() -> None:
+    r = prove_pair("final", "refcount-balanced", timeout=0.0001)
+    assert r.verdict == "unknown" and any(c.status == "unknown" for c in r.checks)
+    assert any_size_text(r).startswith("bounded only: ")
+
+
+def test_status_table_matches_a_fresh_run(results) -> None:  # type: ignore[no-untyped-def]
+    assert LSTATUS == {(r.variant, r.property): any_size_text(r) for r in results}
+    assert any_size_status("final", "spm-contexts-disjoint") == "any size"  # lifecycle-only name
+    assert any_size_status("final", "lock-order-acyclic") == "any size"  # the core's P5
+    assert any_size_status("pr-758072b", "tags-disjoint").startswith("bounded only: ")
+    with pytest.raises(ValueError):
+        any_size_status("final", "no-such-property", model="lifecycle")
+
+
+def test_run_integrates_lifecycle_rows() -> None:
+    rs = run(["final"], ["creation-consistent"], lifecycle=[("final", "tags-disjoint")], jobs=1)
+    assert [(r.model, r.variant, r.property, r.verdict) for r in rs] == [
+        ("core", "final", "creation-consistent", "proved"), ("lifecycle", "final", "tags-disjoint", "proved")]
+    assert "lifecycle" in render_text(rs)
+    assert run(["final"], ["creation-consistent"], jobs=1)[0].model == "core"  # default: core only
+    assert lifecycle_pairs(["final"], ["agent-scoping"]) == [("final", "agent-scoping")]
+    assert len(lifecycle_pairs()) == len(LPROPS) + len(BAD_PAIRS)
+    with pytest.raises(ValueError):
+        lifecycle_pairs(["no-such-variant"])
