@@ -2,13 +2,16 @@
 
     python bench/bench_parametric.py [--skip-scaling]
 
-1. the full parametric suite (`spec.parametric.prove.run()`: 6 variants x 3 properties), fresh
-   process state, default jobs (up to 2 processes);
+1. the full parametric suite (`spec.parametric.prove.run(lifecycle=True)`: core 6 variants x 3
+   properties, lifecycle 10 properties of `final` + 8 known-bad pairs), fresh process state,
+   default jobs (up to 2 processes); then the core and the lifecycle halves alone;
 2. the fixed-size proof of `final` at 2 agents / 2 updaters / 2 lookups: checking the stored
    Houdini invariant (`spec.induction.verify_stored`), and the whole `spec.prove.prove_variant`
    (invariant, implication, witnesses by BMC);
 3. what the fixed-size proof costs when the size grows: Houdini at (3,2,2) and (3,3,3), where no
-   stored invariant exists (capped; a capped run prints `>= cap`).
+   stored invariant exists (capped; a capped run prints `>= cap`);
+4. (without --skip-scaling) the fixed-size lifecycle proofs of `final` at 2 agents / 2 contexts /
+   2 tools / 3 dispatches (`spec.lifecycle.prove.prove_variant`, stored Houdini invariant).
 """
 from __future__ import annotations
 
@@ -42,17 +45,23 @@ def main() -> int:
     from spec.z3_encoding import Transition
 
     print(f"cores: {os.cpu_count()}  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    results, t_par = timed(lambda: run())
+    results, t_par = timed(lambda: run(lifecycle=True))
     print(render_text(results), end="")
     ok = all(r.matches for r in results)
-    print(f"parametric suite (18 pairs, any size): {t_par:.2f} s  all verdicts as expected: {ok}")
+    ncore = sum(r.model == "core" for r in results)
+    print(f"parametric suite ({ncore} core + {len(results) - ncore} lifecycle pairs, any size): {t_par:.2f} s  "
+          f"all verdicts as expected: {ok}")
+    _, t_core = timed(lambda: run())
+    lres, t_lc = timed(lambda: run(["final"], ["creation-consistent"], lifecycle=True))
+    print(f"  core half alone: {t_core:.2f} s; lifecycle half (+1 core pair): {t_lc:.2f} s; "
+          f"lifecycle CPU in workers: {sum(r.seconds for r in lres if r.model == 'lifecycle'):.2f} s")
 
     cfg = Config(2, 2, 2)
     model = Model(cfg, "final")
     names = [ln.strip() for ln in inv_file(model).read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     inv, t_verify = timed(lambda: verify_stored(model, Transition(model, ints="int"), names, 120))
     _, t_prove = timed(lambda: prove_variant("final", list(PROPERTIES), cfg, 120))
-    fin = [r for r in results if r.variant == "final"]
+    fin = [r for r in results if r.variant == "final" and r.model == "core"]
     t_final_param = sum(r.seconds for r in fin)
     print(f"fixed-size final {cfg.describe()}: verify stored invariant ({len(names)} conjuncts) "
           f"{t_verify:.2f} s [{inv.status}]; prove_variant {t_prove:.2f} s")
@@ -67,6 +76,16 @@ def main() -> int:
             cap = f">= {args.cap:.0f} s (capped)" if res.status != "inductive" else f"{t_h:.2f} s"
             print(f"fixed-size final {big.describe()}: Houdini {cap} [{res.status}, {len(res.kept)} conjuncts]"
                   f"  vs parametric final {t_final_param:.2f} s (covers every size)")
+        from spec.lifecycle.properties import CORE_LPROPS
+        from spec.lifecycle.prove import prove_variant as prove_lifecycle
+        from spec.lifecycle.vocabulary import LConfig
+
+        lcfg = LConfig(2, 2, 2, 3)
+        lfix, t_lfix = timed(lambda: prove_lifecycle("final", CORE_LPROPS, lcfg, 300))
+        lpar = sum(r.seconds for r in results if r.model == "lifecycle" and r.variant == "final")
+        print(f"fixed-size lifecycle final {lcfg.describe()}: {t_lfix:.2f} s "
+              f"[{', '.join(sorted({r.verdict for r in lfix}))}]  vs parametric lifecycle final {lpar:.2f} s "
+              f"(covers every size)")
     return 0 if ok else 1
 
 

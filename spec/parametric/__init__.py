@@ -13,4 +13,13 @@ here holds for every number of each (mypyvy/Ivy style, style-anchors §1.1, peer
   confirm.py     concrete counterexamples behind `violated` verdicts (cex/*.trace, replayed)
   witnesses.py   non-vacuity: the fixed-size witness scenarios reached by concrete walks
   status.py      static any-size column (checked against `run()` by the tests)
+
+The lifecycle (spec/lifecycle) has its own files, same shape, sorts Agent/Ctx/Tool/Dispatch:
+
+  lifecycle_encoding.py    state symbols, abstractions of the counters (mtx, inf, dn, ks) stated
+  lifecycle_actions.py     one transition per step of spec/lifecycle/programs.py, every LVariant knob
+  lifecycle_finite.py      finite structures, abstraction functions (agreement, cross-checks, CTIs)
+  lifecycle_invariants.py  inductive invariants of `final` per property (layers)
+  lifecycle_prove.py       queries and verdicts; `prove.run(lifecycle=...)` calls it
+  lifecycle_witnesses.py   stored witness paths / confirmed counterexamples (cex/lc-*.trace)
 """
