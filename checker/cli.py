@@ -148,7 +148,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         return _usage("--timeout must be positive")
     if args.parametric:
-        return _prove_parametric(args, variants, props)
+        return _prove_parametric(args, variants if args.model != "lifecycle" else [], props,
+                                 lvariants if args.model != "core" else [], lprops)
     cfg = _config(args)
     lcfg = _lconfig(args)
     run_core = args.model in ("core", "all") and variants and props
@@ -217,14 +218,18 @@ def _any_size(variant: str, prop: str) -> str:
         return "bounded only: no parametric lifecycle proof recorded"
 
 
-def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list[str]) -> int:
+def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list[str],
+                      lvariants: list[str], lprops: list[str]) -> int:
     try:
-        from spec.parametric.prove import render_text, run
+        from spec.parametric.prove import lifecycle_pairs, render_text, run
     except ImportError as e:  # pragma: no cover - the package ships with spmcheck
         print(f"spmcheck: parametric proofs unavailable: {e}", file=sys.stderr)
         return 3
     tty, progress = _progress()
-    results = run(variants, props, args.timeout, progress)
+    lpairs = lifecycle_pairs(lvariants or None, lprops or None) if lvariants else []
+    run_core = bool(variants and props)
+    results = run(variants or None, props or None, args.timeout, progress, lifecycle=lpairs, core=run_core) \
+        if run_core or lpairs else []
     if tty:
         sys.stderr.write("\r\033[K")
     bad = [r for r in results if r.verdict != "unknown" and r.verdict != r.expected]

@@ -329,10 +329,11 @@ def _task(model: str, variant: str, prop: str, timeout: float) -> ParamResult:
 
 def run(variants: list[str] | None = None, properties: list[str] | None = None, timeout: float = 20.0,
         progress: Callable[[str], None] | None = None, jobs: int | None = None,
-        lifecycle: bool | Sequence[tuple[str, str]] = False) -> list[ParamResult]:
+        lifecycle: bool | Sequence[tuple[str, str]] = False, core: bool = True) -> list[ParamResult]:
     """Parametric verdicts: core variants x properties (default: all), in that order, then the
     lifecycle pairs (`lifecycle=True`: `lifecycle_pairs()`; or an explicit list of pairs; False:
-    none, the default, so existing callers get the core table only). Results carry
+    none, the default, so existing callers get the core table only; `core=False` skips the core
+    pairs). Results carry
     `model` = "core" | "lifecycle".
 
     `timeout` bounds each Z3 query. Pairs run in `jobs` processes (default: up to 2, one per
@@ -354,7 +355,7 @@ def run(variants: list[str] | None = None, properties: list[str] | None = None, 
         for v, p in lpairs:
             if v not in LVARIANTS or p not in LPROPERTIES:
                 raise ValueError(f"unknown lifecycle pair ({v!r}, {p!r})")
-    tasks = [("core", v, p) for v in vs for p in ps] + [("lifecycle", v, p) for v, p in lpairs]
+    tasks = ([("core", v, p) for v in vs for p in ps] if core else []) + [("lifecycle", v, p) for v, p in lpairs]
     n = jobs if jobs is not None else min(2, os.cpu_count() or 1, len(tasks))
     if n <= 1:
         out1 = []
