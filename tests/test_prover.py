@@ -106,7 +106,9 @@ def test_lock_graph_acyclic_for_final_and_cyclic_for_inversion() -> None:
 def test_tiny_timeout_never_proves() -> None:
     rs = prove_all(["final"], list(PROPERTIES), CFG, 0.001)
     assert all(r.verdict != "proved" for r in rs)
-    assert cli_main(["prove", "--variant", "final", "--timeout", "0.001", "--brief"]) == 3
+    assert cli_main(["prove", "--model", "core", "--variant", "final", "--timeout", "0.001", "--brief"]) == 3
+    assert cli_main(["prove", "--model", "lifecycle", "--variant", "final", "--property", "spm-contexts-disjoint",
+                     "--timeout", "0.001", "--brief"]) == 3
 
 
 def test_unknown_names_are_usage_errors(capsys) -> None:
