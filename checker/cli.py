@@ -170,12 +170,26 @@ def cmd_prove(args: argparse.Namespace) -> int:
         for p in paths:
             print(f"wrote {p}")
         return 0
-    results = prove_all(variants, props, cfg, args.timeout, progress) if run_core else []
     lresults = []
-    if lpairs:
+    if run_core and lpairs:
+        # the two models share nothing: the core table runs in a forked worker while the lifecycle
+        # runs here (2 cores: wall time ~ the longer of the two instead of their sum)
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         from spec.lifecycle.prove import prove_pairs
 
-        lresults = prove_pairs(lpairs, lcfg, args.timeout, progress)
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
+            fut = pool.submit(prove_all, variants, props, cfg, args.timeout)
+            lresults = prove_pairs(lpairs, lcfg, args.timeout, progress)
+            progress("waiting for the core table")
+            results = fut.result()
+    else:
+        results = prove_all(variants, props, cfg, args.timeout, progress) if run_core else []
+        if lpairs:
+            from spec.lifecycle.prove import prove_pairs
+
+            lresults = prove_pairs(lpairs, lcfg, args.timeout, progress)
     if tty:
         sys.stderr.write("\r\033[K")
     code = exit_code(results + lresults)
@@ -250,31 +264,56 @@ def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list
 
 
 def cmd_cex(args: argparse.Namespace) -> int:
+    from spec.lifecycle.properties import LPROPERTIES
+    from spec.lifecycle.variants import LVARIANTS
     from spec.properties import PROPERTIES
     from spec.variants import VARIANTS
 
-    if args.variant not in VARIANTS:
-        return _usage(_closest(args.variant, list(VARIANTS), "variant"))
-    if args.property not in PROPERTIES:
-        return _usage(_closest(args.property, list(PROPERTIES), "property"))
+    lifecycle = args.variant in LVARIANTS and args.property in LPROPERTIES and not (
+        args.variant in VARIANTS and args.property in PROPERTIES and args.model != "lifecycle")
+    if not lifecycle:
+        if args.variant not in VARIANTS:
+            return _usage(_closest(args.variant, list(VARIANTS) + list(LVARIANTS), "variant"))
+        if args.property not in PROPERTIES:
+            return _usage(_closest(args.property, list(PROPERTIES) + list(LPROPERTIES), "property"))
+    if lifecycle:
+        from spec.lifecycle.prove import prove_variant as prove_lc
+        from spec.lifecycle.trace import cex_trace as lc_trace
+
+        lcfg = _lconfig(args)
+        (r,) = prove_lc(args.variant, [args.property], lcfg, args.timeout)
+        return _write_cex(args, r, lambda: lc_trace(r, lcfg))
     cfg = _config(args)
     from spec.prove import prove_variant
     from spec.report import cex_trace
 
     (r,) = prove_variant(args.variant, [args.property], cfg, args.timeout)
+    return _write_cex(args, r, lambda: cex_trace(r, cfg))
+
+
+def _write_cex(args: argparse.Namespace, r, render) -> int:  # r: ProofResult; render: () -> str
     if r.counterexample is None:
         print(f"spmcheck: no counterexample: {args.variant} / {args.property} is {r.verdict}"
               + (f" ({r.reason})" if r.reason else ""), file=sys.stderr)
         return 1 if r.verdict == "proved" else 3
-    text = cex_trace(r, cfg)
+    text = render()
     if args.output == "-":
         sys.stdout.write(text)
     else:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
-        print(f"wrote {args.output}: {len(r.counterexample)} events, violates {r.property} at line "
-              f"{r.counterexample[-1].index}")
+        print(f"wrote {args.output}: {len(r.counterexample)} events, violates {r.property} at event "
+              f"{r.counterexample[-1].index} (file line {len(text.splitlines())})")
     return 0
+
+
+def _lifecycle_args(p: argparse.ArgumentParser, with_model: bool = True) -> None:
+    if with_model:
+        p.add_argument("--model", choices=("core", "lifecycle"), default=None,
+                       help="which model a name shared by both refers to (default: core)")
+    p.add_argument("--contexts", type=int, default=2, metavar="N", help="lifecycle: SPM contexts (default 2)")
+    p.add_argument("--tools", type=int, default=2, metavar="N", help="lifecycle: tool threads (default 2)")
+    p.add_argument("--dispatches", type=int, default=3, metavar="N", help="lifecycle: dispatches (default 3)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -302,9 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "drain, tags, gate (default: all)")
     pr.add_argument("--parametric", action="store_true",
                     help="run the inductive proofs over unbounded sorts (any number of agents/threads)")
-    pr.add_argument("--contexts", type=int, default=2, metavar="N", help="lifecycle: SPM contexts (default 2)")
-    pr.add_argument("--tools", type=int, default=2, metavar="N", help="lifecycle: tool threads (default 2)")
-    pr.add_argument("--dispatches", type=int, default=3, metavar="N", help="lifecycle: dispatches (default 3)")
+    _lifecycle_args(pr, with_model=False)
     pr.set_defaults(func=cmd_prove)
 
     cx = sub.add_parser("cex", help="write a counterexample as a format-v1 trace")
@@ -312,6 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
     cx.add_argument("--property", required=True, metavar="NAME")
     cx.add_argument("-o", "--output", required=True, metavar="FILE", help="'-' for stdout")
     _size_args(cx)
+    _lifecycle_args(cx)
     cx.set_defaults(func=cmd_cex)
 
     from . import check_cli, record_cli
