@@ -32,6 +32,8 @@ def answer(results: Sequence[ProofResult], variant: str, props: Sequence[str]) -
         head = "UNKNOWN"
     elif all(r is not None and r.verdict == "proved" for r in rs):
         head = "YES (proved)"
+    elif any(r is not None and r.verdict == "proved" for r in rs):
+        head = "PARTLY (some proved, some with a counterexample)"
     else:
         head = "NO (counterexample)"
     return f"{head}  [{'; '.join(parts)}]"
