@@ -37,6 +37,8 @@ BAD_PAIRS: tuple[tuple[str, str], ...] = (
     ("exit-over-active", P4), ("exit-over-active", P4M), ("conflict-scan-unlocked", P8),
     ("unscoped-hooks", P7), ("positive-tags", P6), ("process-wide-batching", GATE),
     ("publish-after-unlock", P8), ("slot-cleared-first", P3),
+    ("unconditional-stop-disable", P8), ("set-agents-race", P8),
+    ("pr-758072b", P8), ("pr-758072b", GATE), ("pr-758072b", P6),
 )
 SCENARIO = Scenario()  # the core lifecycle properties' scenario: drain timeouts on (properties.scenario)
 CEX_DIR = Path(__file__).resolve().parent / "cex"

@@ -47,7 +47,13 @@ LSTATUS: dict[tuple[str, str], str] = {
     ('process-wide-batching', 'unrelated-queues-batched'): 'bounded only: parametric check fails: implies-property:d.idle.dispatch_write; violation confirmed by a concrete trace',
     ('publish-after-unlock', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.idle.start_begin; violation confirmed by a concrete trace',
     ('slot-cleared-first', 'no-unserialized-dispatch-while-enabled'): 'bounded only: parametric check fails: consecution:t.idle.stop_begin; violation confirmed by a concrete trace',
+    ('unconditional-stop-disable', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.idle.start_begin; violation confirmed by a concrete trace',
+    ('set-agents-race', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.idle.set_agents_check; violation confirmed by a concrete trace',
+    ('pr-758072b', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.idle.start_begin; violation confirmed by a concrete trace',
+    ('pr-758072b', 'unrelated-queues-batched'): 'bounded only: parametric check fails: implies-property:d.idle.dispatch_write; violation confirmed by a concrete trace',
+    ('pr-758072b', 'tags-disjoint'): 'bounded only: parametric check fails: implies-property; violation confirmed by a concrete trace',
 }
+
 
 if __name__ == "__main__":
     from .prove import run
