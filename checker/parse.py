@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator, Union
 
 from lark import Lark, Token, Transformer, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
 from spec.events import AnyHeader, Event, Header, LifecycleHeader
 

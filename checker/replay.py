@@ -27,7 +27,7 @@ from spec.variants import VARIANTS
 from spec.vocabulary import Config, lock_modes, lv
 
 from .lockgraph import LockGraph, lock_class
-from .parse import (CODES, FORMAT_VERSION, LineError, TraceSyntaxError, grammar, parse_line,
+from .parse import (FORMAT_VERSION, TraceSyntaxError, grammar, parse_line,
                     read_lines)
 from .results import Evidence, FileResult, Finding, Problem, Verdict
 

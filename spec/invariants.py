@@ -168,5 +168,5 @@ def candidates(m: Model) -> list[Candidate]:
             lambda b, s, a=a: b.Implies(
                 b.And(*[b.Not(s[lv("refcount", "exclusive", u)]) for u in cfg.threads()], b.Not(window(b, s, a))),
                 mirror(b, s, a)))
-        add(f"flag == any enabled", lambda b, s: s["flag"] == b.Or(s["rc.all"] > 0, *[s[f"rc.{x}"] > 0 for x in A]))
+        add("flag == any enabled", lambda b, s: s["flag"] == b.Or(s["rc.all"] > 0, *[s[f"rc.{x}"] > 0 for x in A]))
     return out

@@ -253,7 +253,7 @@ def _updater(pb: ProgramBuilder) -> None:
 
         def lowest_pending(b: Backend, s: State, t: str, a: int) -> list[tuple[str, Term]]:
             return [(f"agent {a} is pending for {t}", s[f"pend.{t}.{a}"]),
-                    (f"no lower agent pending (agents are processed in order)",
+                    ("no lower agent pending (agents are processed in order)",
                      b.And(*[b.Not(s[f"pend.{t}.{x}"]) for x in range(a)]))]
 
         def rc_step(key: str) -> tuple[Callable[[Backend, State, str], Term], Callable[[Backend, State, str], Term]]:

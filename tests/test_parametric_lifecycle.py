@@ -16,7 +16,7 @@ from spec.lifecycle.properties import CORE_LPROPS, LPROPERTIES
 from spec.lifecycle.variants import LVARIANTS
 from spec.lifecycle.vocabulary import LConfig
 from spec.model import Action, apply
-from spec.parametric.encoding import Agent, forall
+from spec.parametric.encoding import forall
 from spec.parametric.lifecycle_actions import LAction, LFired, LParams, Scenario, build_lifecycle_actions
 from spec.parametric.lifecycle_encoding import ENUM_VALUES, Ctx, ScanS, fresh_state
 from spec.parametric.lifecycle_finite import LStructure, abstraction_holds

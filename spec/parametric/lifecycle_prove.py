@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 import z3
 
 from ..lifecycle.expected import expected
-from ..lifecycle.properties import CORE_LPROPS, LPROPERTIES
+from ..lifecycle.properties import CORE_LPROPS
 from ..lifecycle.variants import LVARIANTS, LVariant, hook_tags
 from ..lifecycle.vocabulary import LConfig, set_text
 from .encoding import Agent, PState, exists, finite_universe, forall
