@@ -27,13 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--findings-fail", action="store_true",
                         help="lifecycle traces: a finding (residual risk of the final design) is a "
                              "violation instead of a note")
+    parser.add_argument("--property", metavar="NAME", default=None,
+                        help="check only this property (guards and observed values are always checked); "
+                             "confirms that a counterexample from `spmcheck cex` fails the property it was "
+                             "exported for, at its last step")
 
 
-def _check(path: str, findings_fail: bool = False) -> FileResult:
+def _check(path: str, findings_fail: bool = False, only: str | None = None) -> FileResult:
     from .replay import check_path
 
     try:
-        return check_path(path, findings_fail=findings_fail)
+        return check_path(path, findings_fail=findings_fail, only=only)
     except Exception as e:  # a checker bug must not hide the other files' results
         from .results import Problem, Verdict
 
@@ -51,7 +55,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     jobs = max(1, int(args.jobs or 1))
     # getattr: callers that build their own Namespace (checker/cli.py) may predate the flag
-    check = partial(_check, findings_fail=bool(getattr(args, "findings_fail", False)))
+    only = getattr(args, "property", None)
+    if only is not None:
+        from spec.lifecycle.properties import LPROPERTIES
+        from spec.properties import PROPERTIES
+
+        if only not in PROPERTIES and only not in LPROPERTIES:
+            print(f"spmcheck: error: unknown property '{only}'; see `spmcheck list`", file=sys.stderr)
+            return 2
+    check = partial(_check, findings_fail=bool(getattr(args, "findings_fail", False)), only=only)
     if jobs > 1 and len(files) > 1 and "-" not in files:
         import multiprocessing as mp
 

@@ -148,8 +148,9 @@ class Engine:
     visits hundreds of thousands of distinct states but only a few thousand distinct projections).
     """
 
-    def __init__(self, model: Model, props: PropSet | None = None) -> None:
+    def __init__(self, model: Model, props: PropSet | None = None, only: str | None = None) -> None:
         self.model = model
+        self.only = only  # checking a single property (`--property`): no lock-cycle/deadlock checks
         self.props = props if props is not None else core_props()
         self.names = model.var_names
         self.index = {n: i for i, n in enumerate(self.names)}
@@ -321,18 +322,29 @@ class Engine:
 _ENGINES: dict[tuple[object, ...], Engine] = {}
 
 
-def engine_for(h: AnyHeader) -> Engine:
+def only_props(name: str, lifecycle: bool) -> PropSet:
+    """Check just one property (fatal, also a finding): confirms that an exported counterexample
+    fails the property it was exported for at its last step, even if its path also happens to
+    break another property earlier (`spmcheck check --property`)."""
+    p = (LPROPERTIES if lifecycle else PROPERTIES)[name]
+    return PropSet((p,) if p.state is not None and name != DEADLOCK else (),
+                   (p,) if p.watches is not None and p.step is not None else ())
+
+
+def engine_for(h: AnyHeader, only: str | None = None) -> Engine:
     if isinstance(h, LifecycleHeader):
         cfg = config_of(h)
-        key: tuple[object, ...] = (LIFECYCLE, h.variant, cfg)
+        key: tuple[object, ...] = (LIFECYCLE, h.variant, cfg, only)
         e = _ENGINES.get(key)
         if e is None:
-            e = _ENGINES[key] = Engine(LifecycleModel(cfg, h.variant), lifecycle_props(cfg))
+            props = only_props(only, True) if only else lifecycle_props(cfg)
+            e = _ENGINES[key] = Engine(LifecycleModel(cfg, h.variant), props, only)
         return e
-    key = (h.variant, h.agents, h.updaters, h.lookups)
+    key = (h.variant, h.agents, h.updaters, h.lookups, only)
     e = _ENGINES.get(key)
     if e is None:
-        e = _ENGINES[key] = Engine(Model(Config(h.agents, h.updaters, h.lookups), h.variant))
+        e = _ENGINES[key] = Engine(Model(Config(h.agents, h.updaters, h.lookups), h.variant),
+                                   only_props(only, False) if only else None, only)
     return e
 
 
@@ -388,7 +400,7 @@ class _Run:
 
 
 def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] | None = None,
-                 findings_fail: bool = False) -> FileResult:
+                 findings_fail: bool = False, only: str | None = None) -> FileResult:
     """Check one trace; never raises on bad input (I/O errors are the caller's). With
     `findings_fail`, the first finding (lifecycle FINDINGS) stops the replay as a violation."""
     g = grammar()
@@ -441,7 +453,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             if f.verdict is Verdict.MALFORMED:
                 run.problem(f.code, n, col, f.message)
             return False
-        for e in stp.edges:
+        for e in stp.edges if only in (None, DEADLOCK) else ():
             if e not in edge_seen:
                 edge_seen.add(e)
                 cyc = graph.add(e[0], e[1], n, name)
@@ -498,7 +510,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             if bad:
                 run.problem(bad[0], n, 1, bad[1])
                 continue
-            eng = engine_for(rec)
+            eng = engine_for(rec, only)
             state = eng.init_state()
             lastw = [0] * len(eng.names)
             lastt = [""] * len(eng.names)
@@ -610,7 +622,7 @@ def _verdict(run: _Run, header: AnyHeader | None, eng: Engine | None, state: lis
     inside = [t for t in eng.model.cfg.threads()
               if s[f"pc.{t}"] != 0]  # label 0 is 'idle' for both roles
     if inside:
-        if not no_stuck_threads(CONCRETE, s, eng.model):
+        if eng.only in (None, DEADLOCK) and not no_stuck_threads(CONCRETE, s, eng.model):
             held = tuple(v for v in eng.names if v.startswith("lk.") and s[v])
             if not held:
                 # no lock variables (lifecycle): the evidence is what the blocked threads' steps
@@ -631,15 +643,15 @@ def _verdict(run: _Run, header: AnyHeader | None, eng: Engine | None, state: lis
 
 
 def check_path(path: str, on_edges: Callable[[list], None] | None = None,
-               findings_fail: bool = False) -> FileResult:
+               findings_fail: bool = False, only: str | None = None) -> FileResult:
     """Check a file by path, or stdin for '-'; unreadable paths are malformed (TRC001)."""
     import sys
 
     if path == "-":
-        return check_stream(sys.stdin.buffer, "<stdin>", on_edges, findings_fail)
+        return check_stream(sys.stdin.buffer, "<stdin>", on_edges, findings_fail, only)
     try:
         with open(path, "rb") as f:
-            return check_stream(f, path, on_edges, findings_fail)
+            return check_stream(f, path, on_edges, findings_fail, only)
     except OSError as e:
         msg = f"cannot read {path}: {e.strerror or e}"
         return FileResult(path, Verdict.MALFORMED, 0, 0, 0, "", "TRC001", msg, (),

@@ -10,6 +10,7 @@ import pytest
 from checker.check_cli import main as check_main
 from checker.parse import TraceSyntaxError, grammar, lark_parse, parse_line
 from checker.replay import check_stream
+from spec.lifecycle.expected import VIOLATED
 from checker.results import FileResult, Verdict
 from checker.simulate import walk
 from spec.events import Event, LifecycleHeader, render_event, render_header
@@ -204,15 +205,7 @@ def test_malformed_report_has_file_line_col() -> None:
 
 
 # ---- prover counterexamples replayed by the checker --------------------------------------------
-BAD_PAIRS = [
-    ("exit-over-active", "in-flight-completion-delivered"),
-    ("slot-cleared-first", "no-unserialized-dispatch-while-enabled"),
-    ("positive-tags", "tags-disjoint"),
-    ("unscoped-hooks", "agent-scoping"),
-    ("conflict-scan-unlocked", "spm-contexts-disjoint"),
-    ("process-wide-batching", "unrelated-queues-batched"),
-    ("publish-after-unlock", "refcount-balanced"),
-]
+BAD_PAIRS = sorted(VIOLATED)  # every known-bad (variant, property) pair spmcheck prove reports
 FINDING_CASES = ["stop-returns-after-delivery", "deactivate-releases-references",
                  "no-unserialized-submit-while-enabled", "drain-covers-hooked-dispatches"]
 
@@ -234,8 +227,10 @@ def test_cex_round_trip_violated_at_last_line(variant: str, prop: str) -> None:
     assert text.splitlines()[0] == header_for(scenario(LConfig(), prop), variant,
                                               (("source", "spmcheck-cex"), ("property", prop), ("verdict", "violated")))
     assert _last_line(text) == len(res.counterexample or ()) + 1
-    r = check(text)
+    r = check_stream(io.BytesIO(text.encode()), "t.log", only=prop)
     assert (r.verdict, r.code, r.prop, r.line) == (Verdict.VIOLATED, "CHK101", prop, _last_line(text)), r
+    full = check(text)  # with every property: rejected no later than the counterexample's last step
+    assert full.verdict is Verdict.VIOLATED and full.line <= _last_line(text), full
 
 
 @pytest.mark.parametrize("prop", FINDING_CASES)
