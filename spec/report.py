@@ -9,7 +9,11 @@ from .vocabulary import Config
 
 
 def exit_code(results: Sequence[ProofResult]) -> int:
+    """0 all as expected; 1 a mismatch, or a non-vacuity witness the model should reach is
+    unreachable (a model that cannot do the scenario proves nothing); 3 something unknown."""
     if any(r.verdict not in ("unknown",) and not r.matches for r in results):
+        return 1
+    if any(w.verdict == "unreachable" for r in results for w in r.witnesses):
         return 1
     if any(r.verdict == "unknown" for r in results):
         return 3

@@ -115,3 +115,19 @@ def test_expectations_cover_the_default_pairs() -> None:
         assert v in LVARIANTS and p in LPROPERTIES
         assert expected(v, p)[0] in ("proved", "violated")
     assert scenario(CFG, "deactivate-releases-references").deactivate
+
+
+def test_an_unreachable_witness_fails_the_run() -> None:
+    """Non-vacuity as a verdict: a proof whose witness is unreachable makes `prove` exit 1 (the
+    parametric tests show such witnesses are refuted at any size: stop-waits-in-drain replaced
+    thread-waits for that reason)."""
+    from spec.report import exit_code
+    from spec.results import ProofResult, WitnessResult
+
+    def result(*ws: WitnessResult) -> ProofResult:
+        return ProofResult("final", "p", "proved", "proved", "m", "any depth", "any size", 0.0, witnesses=ws)
+
+    reach = WitnessResult("w", "s", "reachable", 3, 0.1)
+    assert exit_code([result(reach)]) == 0
+    assert exit_code([result(reach, WitnessResult("v", "s", "unreachable", 0, 0.1))]) == 1
+    assert exit_code([result(WitnessResult("u", "s", "unknown", 0, 0.1))]) == 0  # the verdict carries unknown
