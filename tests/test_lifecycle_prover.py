@@ -131,3 +131,21 @@ def test_an_unreachable_witness_fails_the_run() -> None:
     assert exit_code([result(reach)]) == 0
     assert exit_code([result(reach, WitnessResult("v", "s", "unreachable", 0, 0.1))]) == 1
     assert exit_code([result(WitnessResult("u", "s", "unknown", 0, 0.1))]) == 0  # the verdict carries unknown
+
+
+def test_cli_lifecycle_json_and_cex(tmp_path, capsys) -> None:
+    import json
+
+    from checker.cli import main as cli_main
+
+    assert cli_main(["prove", "--model", "lifecycle", "--variant", "positive-tags", "--json", "-"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    (r,) = doc["lifecycle_results"]
+    assert (r["variant"], r["property"], r["verdict"], r["finding"]) == ("positive-tags", "tags-disjoint", "violated", False)
+    assert doc["results"] == [] and doc["ok"] is True
+    out = tmp_path / "tags.log"
+    assert cli_main(["cex", "--variant", "positive-tags", "--property", "tags-disjoint", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert cli_main(["check", "--property", "tags-disjoint", str(out)]) == 1
+    assert "CHK101" in capsys.readouterr().out
+    assert cli_main(["prove", "--model", "lifecycle", "--variant", "fnial"]) == 2
