@@ -73,17 +73,23 @@ def _check_names(names: list[str] | None, valid: Sequence[str], what: str) -> li
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from spec.lifecycle.properties import LPROPERTIES, meta
+    from spec.lifecycle.variants import LVARIANTS
     from spec.properties import PROPERTIES
     from spec.variants import VARIANTS
 
-    print("variants:")
-    for v in VARIANTS.values():
-        print(f"  {v.name:24} {v.summary}")
-        print(f"  {'':24} source: {v.source}")
-    print("properties:")
-    for p in PROPERTIES.values():
-        print(f"  {p.name:28} {p.summary}")
-        print(f"  {'':28} source: {p.source}")
+    for title, variants, props in (("core model (update_serialization / serializer)", VARIANTS, PROPERTIES),
+                                   ("SPM context lifecycle model", LVARIANTS, LPROPERTIES)):
+        print(f"{title}\nvariants:")
+        for v in variants.values():
+            print(f"  {v.name:26} {v.summary}")
+            print(f"  {'':26} source: {v.source}")
+        print("properties:")
+        for p in props.values():
+            tag = " [finding]" if props is LPROPERTIES and meta(p.name).finding else ""
+            print(f"  {p.name:38} {p.summary}{tag}")
+            print(f"  {'':38} source: {p.source}")
+        print()
     return 0
 
 
@@ -326,8 +332,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
 
     pr = sub.add_parser("prove", help="prove every (variant, property) pair",
-                        description="Run every (variant, property) pair; exit 0 when every verdict matches its "
-                                    "expectation, 1 on a mismatch, 2 on usage errors, 3 when some verdict is unknown.")
+                        description="Run the core table (every variant x property), the lifecycle table (final's "
+                                    "properties, each known-bad variant against the property its bug breaks, the "
+                                    "reviewers' questions for pr-758072b and final, the findings of the final "
+                                    "design), or with --parametric the any-size proofs. Exit 0 when every verdict "
+                                    "matches its expectation, 1 on a mismatch or an unreachable non-vacuity "
+                                    "witness, 2 on usage errors, 3 when some verdict is unknown.")
     pr.add_argument("--variant", action="append", metavar="NAME", help="repeatable (default: all)")
     pr.add_argument("--property", action="append", metavar="NAME", help="repeatable (default: all)")
     _size_args(pr)
