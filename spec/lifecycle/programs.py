@@ -326,7 +326,12 @@ def _tool(pb: LifecycleBuilder) -> None:
         pb.step(R, "idle", "profile_destroy", "ctx", _ctx_static,
                 lambda b, s, t, p: [(f"context {p['ctx']} stopped (slot free, no stop in progress)",
                                      b.And(s[f"slot.{p['ctx']}"] == FREE, b.Not(s[f"mk.{p['ctx']}"]))),
-                                    ("profile not yet destroyed", s[f"prof.{p['ctx']}"])],
+                                    ("profile not yet destroyed", s[f"prof.{p['ctx']}"]),
+                                    # a tool destroying a profile it is still starting is a tool bug,
+                                    # not a protocol race (and would leave that start with no step)
+                                    (f"no tool inside an operation on context {p['ctx']}",
+                                     b.Not(b.Or(*[b.And(s[f"cx.{u}"] == int(p["ctx"]),  # type: ignore[arg-type]
+                                                        s[f"pc.{u}"] != _pc(R, "idle")) for u in cfg.tool_ids()])))],
                 lambda b, s, t, p: {f"prof.{p['ctx']}": False},
                 "tool destroys the SPM profile/config after rocprofiler_stop_context returned (seed: "
                 "'the drain also incidentally covered stop_context followed by destroying the counter config')")

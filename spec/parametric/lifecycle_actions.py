@@ -24,8 +24,8 @@ from ..lifecycle.variants import LVariant
 from .encoding import Agent, Fn, PState, const, exists, forall
 from .lifecycle_encoding import (
     D_EXITED, D_FLIGHT, D_HOOKED, D_NONE, D_DONE, DPC, FREE, HPC, P_EMPTY, P_NONE, P_SPM, PUBLISHED,
-    R_ALREADY, R_CONFLICT, R_OK, RESERVED, TPC, Ctx, count, empty, gate, instruments, intersects, mutex_free,
-    no_markers, spm_tag,
+    R_ALREADY, R_CONFLICT, R_OK, RESERVED, TPC, Ctx, Tool, count, empty, gate, instruments, intersects, mutex_free,
+    no_markers, spm_tag, tool_at,
 )
 
 T, F = z3.BoolVal(True), z3.BoolVal(False)
@@ -320,8 +320,10 @@ def _tool(v: LVariant, sc: Scenario, add: Add) -> None:
         add(R, "idle", "deactivate", "ctx", deact, "deactivate_client_contexts", ("idle",))
     if sc.destroy:
         def destroy(s: PState, p: LParams) -> LFired:
+            nobody = forall(Tool, lambda u: z3.Not(z3.And(s.cx(u) == p.c, z3.Not(tool_at(s, u, "idle")))))
             return LFired([_at(s, p, "idle"), ("stopped", z3.And(s.slot(p.c) == FREE, z3.Not(s.mk(p.c)))),
-                           ("profile alive", s.prof(p.c))], [], s.with_({"prof": up1(s, "prof", p.c, F)}))
+                           ("profile alive", s.prof(p.c)), ("no tool inside an operation on it", nobody)], [],
+                          s.with_({"prof": up1(s, "prof", p.c, F)}))
 
         add(R, "idle", "profile_destroy", "ctx", destroy, "tool destroys the SPM profile", ("idle",))
 
