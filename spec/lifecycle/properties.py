@@ -8,6 +8,7 @@ model is expected to exhibit: they are reported with counterexamples, never as t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from ..backend import Backend, Term
 from ..model import Action, Model
@@ -35,7 +36,7 @@ def mirrors(b: Backend, s: State, m: Model) -> Term:
 
 
 # ---- P3 -----------------------------------------------------------------------------------------
-def _is(kind: str) -> "callable":  # type: ignore[valid-type]
+def _is(kind: str) -> Callable[[Action], bool]:
     return lambda act: act.kind == kind
 
 
@@ -159,7 +160,7 @@ def unrelated_batched(b: Backend, s: State, m: Model, act: Action) -> Term:
 
 
 # ---- witnesses ------------------------------------------------------------------------------------
-def _any_k(fn: "callable") -> StateFn:  # type: ignore[valid-type]
+def _any_k(fn: Callable[[Backend, State, Model, int], Term]) -> StateFn:
     return lambda b, s, m: b.Or(*[fn(b, s, m, k) for k in range(_cfg(m).dispatches)])
 
 

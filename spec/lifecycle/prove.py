@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..backend import CONCRETE
 from ..bmc import search, stages_target, violation_target
 from ..induction import Inductive, houdini, implies_property, verify_stored
 from ..model import Action
@@ -54,7 +55,7 @@ def find_path(model: LifecycleModel, target: Callable[[LifecycleModel], tuple], 
             key = (sa.thread, sa.kind, tuple((k, str(v)) for k, v in sa.static_args().items()))
             st = execute(model, model.init_state(), path)
             assert st is not None
-            match = [c for c in model.actions_by_key.get(key, []) if c.enabled(CONCRETE_(), st[-1])]
+            match = [c for c in model.actions_by_key.get(key, []) if c.enabled(CONCRETE, st[-1])]
             if len(match) != 1:
                 raise InternalError(f"BMC step '{sa.describe()}' is not executable on the concrete reading")
             path.append(match[0])
@@ -64,12 +65,6 @@ def find_path(model: LifecycleModel, target: Callable[[LifecycleModel], tuple], 
         path = minimise(model, model.init_state(), path, ok)
         return path, (f"found with {small_cfg.dispatches} dispatches; {out.reason}").rstrip("; ")
     return saw or None
-
-
-def CONCRETE_():  # noqa: N802 - tiny indirection keeps the import local
-    from ..backend import CONCRETE
-
-    return CONCRETE
 
 
 def inv_file(model: LifecycleModel) -> Path:
