@@ -11,7 +11,10 @@ import difflib
 import json
 import sys
 import time
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:
+    from spec.results import ProofResult
 
 EPILOG = """\
 commands:
@@ -103,7 +106,7 @@ def _lconfig(args: argparse.Namespace):  # -> LConfig
     return LConfig(agents=args.agents, contexts=args.contexts, tools=args.tools, dispatches=args.dispatches)
 
 
-def _progress() -> tuple[bool, "callable"]:  # type: ignore[valid-type]
+def _progress() -> tuple[bool, Callable[[str], None]]:
     tty = sys.stderr.isatty()
     t0 = time.monotonic()
 
@@ -297,7 +300,7 @@ def cmd_cex(args: argparse.Namespace) -> int:
     return _write_cex(args, r, lambda: cex_trace(r, cfg))
 
 
-def _write_cex(args: argparse.Namespace, r, render) -> int:  # r: ProofResult; render: () -> str
+def _write_cex(args: argparse.Namespace, r: "ProofResult", render: Callable[[], str]) -> int:
     if r.counterexample is None:
         print(f"spmcheck: no counterexample: {args.variant} / {args.property} is {r.verdict}"
               + (f" ({r.reason})" if r.reason else ""), file=sys.stderr)
