@@ -18,7 +18,7 @@ from ..lifecycle.expected import expected
 from ..lifecycle.properties import CORE_LPROPS
 from ..lifecycle.variants import LVARIANTS, LVariant, hook_tags
 from ..lifecycle.vocabulary import LConfig, set_text
-from .encoding import Agent, PState, exists, finite_universe, forall
+from .encoding import Agent, PState, exists, forall
 from .lifecycle_actions import LAction, LParams, Scenario, build_lifecycle_actions, lparams
 from .lifecycle_encoding import (
     D_FLIGHT, D_NONE, DPC, FREE, HPC, P_NONE, P_SPM, PUBLISHED, R_OK, TPC, Ctx, Dispatch, Tool, collects_on, exited,
@@ -26,7 +26,8 @@ from .lifecycle_encoding import (
 )
 from .lifecycle_finite import LStructure, pretty
 from .lifecycle_invariants import LConjunct, invariant, mirror, disjoint_active, nothing
-from .results import Check, Cti, ParamResult, WitnessRec
+from . import queries
+from .results import Check, Cti, ParamResult, conclude
 
 LPROPS = tuple(CORE_LPROPS)
 P3, P4, P4M = "no-unserialized-dispatch-while-enabled", "in-flight-completion-delivered", "map-empty-after-drain"
@@ -126,36 +127,9 @@ CTI_SIZES = [(1, 1, 1, 1), (1, 2, 1, 1), (2, 2, 1, 1), (1, 1, 2, 1), (1, 1, 1, 2
              (1, 2, 2, 2), (2, 2, 2, 2), (3, 2, 2, 2), (2, 3, 2, 2)]
 
 
-def solve(parts: Sequence[z3.BoolRef], timeout: float) -> tuple[z3.CheckSatResult, z3.Solver]:
-    s = z3.Solver()
-    s.set("timeout", max(1, int(timeout * 1000)))
-    s.add(*parts)
-    return s.check(), s
-
-
 def run_check(name: str, build: LBuildQ, fragment: str, timeout: float) -> Check:
-    """One query: unsat = valid; sat = fails, with a CTI from the smallest bounded universe that
-    has one; unknown = reported with Z3's reason, never as valid."""
-    t0 = time.monotonic()
-    parts, _ = build(None)
-    r, s = solve(parts, timeout)
-    if r == z3.unsat:
-        return Check(name, "valid", fragment, time.monotonic() - t0)
-    if r == z3.unknown:
-        return Check(name, "unknown", fragment, time.monotonic() - t0, None, s.reason_unknown())
-    deadline = t0 + timeout
-    for sizes in CTI_SIZES:
-        b = LBounded(sizes, name)
-        with finite_universe(b.elems):
-            bparts, render = build(b)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            r2, s2 = solve(bparts, left)
-            if r2 == z3.sat:
-                return Check(name, "fails", fragment, time.monotonic() - t0, render(s2.model()))
-    return Check(name, "fails", fragment, time.monotonic() - t0, None,
-                 "no CTI within the bounded universes tried (the solver's model is larger)")
+    """queries.run_check over the lifecycle's four sorts (CTIs from the smallest LBounded universe)."""
+    return queries.run_check(name, build, fragment, timeout, LBounded, CTI_SIZES)  # type: ignore[arg-type]
 
 
 # ---- CTI rendering (lifecycle trace format) -------------------------------------------------------
@@ -506,7 +480,7 @@ def witness_refuted(variant: str, name: str, timeout: float = 10.0) -> str:
     if any(c.status != "valid" for c in checks):
         return ""
     S = fresh_state("wit")
-    r, _ = solve([conj(S, inv), form(S, acts)], timeout)
+    r, _ = queries.solve([conj(S, inv), form(S, acts)], timeout)
     if r != z3.unsat:
         return ""
     return ("unreachable for any number of agents, contexts, tools and dispatches: the inductive "
@@ -552,25 +526,7 @@ def prove_pair(variant: str, prop: str, timeout: float = 20.0,
         else:
             checks += implication(variant, prop, acts, inv, timeout)
     exp = expected(variant, prop)[0]
-    failed = [c for c in checks if c.status == "fails"]
-    unknown = [c for c in checks if c.status == "unknown"]
-    ws: tuple[WitnessRec, ...] = ()
-    cex: tuple[str, ...] = ()
-    if not failed and not unknown:
-        ws = witnesses(variant, prop)
-        missing = [w for w in ws if w.verdict != "reachable"]
-        verdict = "unknown" if missing else "proved"
-        reason = ("a non-vacuity witness was not reached: " + ", ".join(w.name for w in missing)) if missing else ""
-    elif failed:
-        cex = confirm(variant, prop)
-        first = failed[0]
-        what = f"{first.name} fails" + (f" ({first.cti.note})" if first.cti and first.cti.note else
-                                        f" ({first.reason})" if first.reason else "")
-        verdict = "violated" if cex else "unknown"
-        reason = what + ("; confirmed by a concrete trace" if cex else "; no concrete trace confirms it")
-    else:
-        verdict = "unknown"
-        reason = "; ".join(f"{c.name}: solver unknown ({c.reason})" for c in unknown)
+    verdict, reason, ws, cex = conclude(checks, lambda: witnesses(variant, prop), lambda: confirm(variant, prop))
     return ParamResult(variant, prop, verdict, exp, tuple(checks), ws, time.monotonic() - t0, reason, len(inv), cex,
                        model="lifecycle")
 

@@ -27,7 +27,7 @@ from .invariants import Conjunct, lock_table
 from .queries import (Bounded, action_params, conj, failing_conjuncts, fragment_of, init, run_check, state_cti,
                       step_cti)
 from .results import Cti
-from .results import Check, ParamResult, WitnessRec, any_size_text, render_text
+from .results import Check, ParamResult, any_size_text, conclude, render_text
 
 PROPS = ("serializer-mirrors-refcount", "creation-consistent", "lock-order-acyclic")
 CLASS_ORDER = ("queues", "refcount", "serializer_map", "serializer")
@@ -277,25 +277,7 @@ def prove_pair(variant: str, prop: str, timeout: float = 20.0,
             checks.append(lock_graph(acts))
             checks += deadlock_checks(acts, inv, timeout)
     exp = expected(variant, prop)[0]
-    failed = [c for c in checks if c.status == "fails"]
-    unknown = [c for c in checks if c.status == "unknown"]
-    ws: tuple[WitnessRec, ...] = ()
-    cex: tuple[str, ...] = ()
-    if not failed and not unknown:
-        ws = witnesses(variant, prop)
-        missing = [w for w in ws if w.verdict != "reachable"]
-        verdict = "unknown" if missing else "proved"
-        reason = ("a non-vacuity witness was not reached: " + ", ".join(w.name for w in missing)) if missing else ""
-    elif failed:
-        cex = confirm(variant, prop)
-        first = failed[0]
-        what = f"{first.name} fails" + (f" ({first.cti.note})" if first.cti and first.cti.note else
-                                        f" ({first.reason})" if first.reason else "")
-        verdict = "violated" if cex else "unknown"
-        reason = what + ("; confirmed by a concrete trace" if cex else "; no concrete trace confirms it")
-    else:
-        verdict = "unknown"
-        reason = "; ".join(f"{c.name}: solver unknown ({c.reason})" for c in unknown)
+    verdict, reason, ws, cex = conclude(checks, lambda: witnesses(variant, prop), lambda: confirm(variant, prop))
     return ParamResult(variant, prop, verdict, exp, tuple(checks), ws, time.monotonic() - t0, reason,
                        len(inv), cex)
 

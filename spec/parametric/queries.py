@@ -6,7 +6,7 @@ the model is a finite counterexample (CTI), `unknown` = reported with Z3's reaso
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import z3
 
@@ -79,7 +79,12 @@ CTI_SIZES = [(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2), (2, 2, 1), (2, 1, 2), (
              (3, 2, 2), (2, 3, 2), (2, 2, 3), (3, 3, 3)]
 
 
-def run_check(name: str, build: Build, fragment: str, timeout: float) -> Check:
+def run_check(name: str, build: Build, fragment: str, timeout: float,
+              bounded: Callable[[tuple[int, ...], str], Any] = Bounded,
+              sizes: Sequence[tuple[int, ...]] = CTI_SIZES) -> Check:
+    """One query: unsat = valid; sat = fails, with a CTI from the smallest bounded universe (of
+    `bounded`'s kind, tried in `sizes` order) that has one; unknown = reported with Z3's reason,
+    never as valid. Shared by the core and the lifecycle encodings."""
     t0 = time.monotonic()
     parts, _ = build(None)
     r, s = solve(parts, timeout)
@@ -88,8 +93,8 @@ def run_check(name: str, build: Build, fragment: str, timeout: float) -> Check:
     if r == z3.unknown:
         return Check(name, "unknown", fragment, time.monotonic() - t0, None, s.reason_unknown())
     deadline = t0 + timeout
-    for sizes in CTI_SIZES:
-        b = Bounded(sizes, name)
+    for size in sizes:
+        b = bounded(size, name)
         with finite_universe(b.elems):
             bparts, render = build(b)
             left = deadline - time.monotonic()
@@ -97,10 +102,9 @@ def run_check(name: str, build: Build, fragment: str, timeout: float) -> Check:
                 break
             r2, s2 = solve(bparts, left)
             if r2 == z3.sat:
-                cti = render(s2.model())
-                return Check(name, "fails", fragment, time.monotonic() - t0, cti)
+                return Check(name, "fails", fragment, time.monotonic() - t0, render(s2.model()))
     return Check(name, "fails", fragment, time.monotonic() - t0, None,
-                 "no CTI with at most 3 elements per sort (the solver's model is larger)")
+                 f"no CTI with at most {max(max(x) for x in sizes)} elements per sort (the solver's model is larger)")
 
 
 def action_params(tag: str, pa: PAction, b: Bounded | None = None) -> Params:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,28 @@ class ParamResult:
             if c.cti is not None:
                 cd["cti"]["lines"] = c.cti.lines()
         return d
+
+
+def conclude(checks: Sequence[Check], witnesses: Callable[[], tuple[WitnessRec, ...]],
+             confirm: Callable[[], tuple[str, ...]]) -> tuple[str, str, tuple[WitnessRec, ...], tuple[str, ...]]:
+    """(verdict, reason, witnesses, counterexample) from a pair's checks, the same rule for both
+    models: proved needs every check valid and every witness reachable; violated needs a failing
+    check confirmed by a concrete trace; anything else is unknown."""
+    failed = [c for c in checks if c.status == "fails"]
+    unknown = [c for c in checks if c.status == "unknown"]
+    if not failed and not unknown:
+        ws = witnesses()
+        missing = [w for w in ws if w.verdict != "reachable"]
+        reason = ("a non-vacuity witness was not reached: " + ", ".join(w.name for w in missing)) if missing else ""
+        return ("unknown" if missing else "proved"), reason, ws, ()
+    if failed:
+        cex = confirm()
+        first = failed[0]
+        what = f"{first.name} fails" + (f" ({first.cti.note})" if first.cti and first.cti.note else
+                                        f" ({first.reason})" if first.reason else "")
+        return ("violated" if cex else "unknown"), what + (
+            "; confirmed by a concrete trace" if cex else "; no concrete trace confirms it"), (), cex
+    return "unknown", "; ".join(f"{c.name}: solver unknown ({c.reason})" for c in unknown), (), ()
 
 
 def any_size_text(r: ParamResult) -> str:
