@@ -1,18 +1,18 @@
 """Drive a recorded lifecycle run: tool threads t*, the dispatch thread d0, the completion thread h0."""
 from __future__ import annotations
 
-import datetime as _dt
 import threading
 import time
 from dataclasses import dataclass
-from itertools import combinations
 from typing import Callable, TextIO
 
 from spec.events import LifecycleHeader
 from spec.lifecycle.trace import MODEL
 from spec.lifecycle.variants import LVARIANTS
+from spec.lifecycle.vocabulary import LConfig
 
 from . import lc_runtime as rt
+from .record import RunResult, stamp, supervise
 from .recorder import Recorder
 
 
@@ -35,32 +35,16 @@ class LRunConfig:
     stall: float = 2.0  # no event for this long while threads still run = stuck
 
 
-@dataclass(frozen=True)
-class LRunResult:
-    events: int
-    seconds: float
-    deadlocked: bool
-
-
 def header_for(cfg: LRunConfig) -> LifecycleHeader:
-    # UTC with a 'Z' suffix: header values may not contain '+' (checker/trace.lark META)
-    date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = (("seed", str(cfg.seed)), ("jitter", str(cfg.jitter)), ("ops", str(cfg.ops)),
-            ("sync_timeout", str(cfg.sync_timeout)), ("source", "spmcheck-record"), ("date", date))
+            ("sync_timeout", str(cfg.sync_timeout)), ("source", "spmcheck-record"), ("date", stamp()))
     return LifecycleHeader(1, cfg.variant, cfg.agents, cfg.contexts, cfg.tools, cfg.dispatches, cfg.max_ids,
                            int(cfg.timeouts), int(cfg.deactivate), int(cfg.destroy), meta, model_name=MODEL)
 
 
-def agent_sets(agents: int) -> list[tuple[int, ...]]:
-    out: list[tuple[int, ...]] = [()]
-    for k in range(1, agents + 1):
-        out += list(combinations(range(agents), k))
-    return out
-
-
 def _tool(w: rt.LWorker, cfg: LRunConfig, go: threading.Barrier) -> None:
     lc = w.lc
-    sets = agent_sets(cfg.agents)
+    sets = LConfig(agents=cfg.agents).agent_sets()
     go.wait()
     done = 0
     while done < cfg.ops:
@@ -120,7 +104,7 @@ def _completer(w: rt.LWorker, cfg: LRunConfig, go: threading.Barrier) -> None:
         done.add(k)
 
 
-def run(cfg: LRunConfig, out: TextIO, progress: Callable[[int, float], None] | None = None) -> LRunResult:
+def run(cfg: LRunConfig, out: TextIO, progress: Callable[[int, float], None] | None = None) -> RunResult:
     v = LVARIANTS[cfg.variant]
     rec = Recorder(out, header_for(cfg))  # type: ignore[arg-type]
     lc = rt.Lifecycle(v, cfg.agents, cfg.contexts, rec, cfg.sync_timeout, cfg.timeouts)
@@ -132,20 +116,4 @@ def run(cfg: LRunConfig, out: TextIO, progress: Callable[[int, float], None] | N
         target = _tool if n[0] == "t" else _dispatcher if n == "d0" else _completer
         # daemon: a stuck variant must not keep the process alive
         threads.append(threading.Thread(target=target, args=(w, cfg, go), name=n, daemon=True))
-    t0 = time.monotonic()
-    for t in threads:
-        t.start()
-    deadlocked = False
-    last_events, last_change = -1, t0
-    while any(t.is_alive() for t in threads):
-        time.sleep(0.02)
-        now = time.monotonic()
-        if rec.events != last_events:
-            last_events, last_change = rec.events, now
-        elif now - last_change > cfg.stall:
-            deadlocked = True
-            break
-        if progress:
-            progress(rec.events, now - t0)
-    rec.close()
-    return LRunResult(rec.events, time.monotonic() - t0, deadlocked)
+    return supervise(threads, rec, cfg.stall, progress, 0.02)

@@ -35,11 +35,14 @@ class RunResult:
     deadlocked: bool
 
 
-def header_for(cfg: RunConfig) -> Header:
+def stamp() -> str:
     # UTC with a 'Z' suffix: header values may not contain '+' (checker/trace.lark META)
-    date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def header_for(cfg: RunConfig) -> Header:
     meta = (("seed", str(cfg.seed)), ("jitter", str(cfg.jitter)), ("hold", str(cfg.hold)),
-            ("source", "spmcheck-record"), ("date", date))
+            ("source", "spmcheck-record"), ("date", stamp()))
     return Header(1, cfg.variant, cfg.agents, cfg.updaters, cfg.lookups, meta)
 
 
@@ -84,19 +87,27 @@ def run(cfg: RunConfig, out: TextIO,
         # daemon: a deadlocked variant must not keep the process alive
         threads.append(threading.Thread(target=target, args=(w, ctl, cfg, start, stop), name=n,
                                         daemon=True))
+    return supervise(threads, rec, cfg.stall, progress, 0.05, cfg.seconds, stop)
+
+
+def supervise(threads: list[threading.Thread], rec: Recorder, stall: float,
+              progress: Callable[[int, float], None] | None, poll: float,
+              seconds: float | None = None, stop: threading.Event | None = None) -> RunResult:
+    """Start the threads and wait for them; no event for `stall` seconds while some still run is
+    a deadlock (the trace then ends where the threads got stuck). Shared by both recorders."""
     t0 = time.monotonic()
     for t in threads:
         t.start()
     deadlocked = False
     last_events, last_change = -1, t0
     while any(t.is_alive() for t in threads):
-        time.sleep(0.05)
+        time.sleep(poll)
         now = time.monotonic()
-        if cfg.seconds is not None and now - t0 >= cfg.seconds:
+        if seconds is not None and stop is not None and now - t0 >= seconds:
             stop.set()
         if rec.events != last_events:
             last_events, last_change = rec.events, now
-        elif now - last_change > cfg.stall:
+        elif now - last_change > stall:
             deadlocked = True
             break
         if progress:

@@ -109,17 +109,17 @@ def config_from(args: argparse.Namespace) -> RunConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    if getattr(args, "model", "core") == "lifecycle":
-        return _run_lifecycle(args)
+    lifecycle = getattr(args, "model", "core") == "lifecycle"
     try:
-        cfg = config_from(args)
+        cfg = lc_config_from(args) if lifecycle else config_from(args)
     except UsageError as e:
         print(f"spmcheck record: error: {e}", file=sys.stderr)
         return 2
+    label = f"lifecycle {cfg.variant}" if lifecycle else cfg.variant
     tty = sys.stderr.isatty()
 
     def progress(events: int, secs: float) -> None:
-        sys.stderr.write(f"\r  recording {cfg.variant}: {events} events, {secs:5.1f}s")
+        sys.stderr.write(f"\r  recording {label}: {events} events, {secs:5.1f}s")
         sys.stderr.flush()
 
     try:
@@ -128,46 +128,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"spmcheck record: error: cannot write {args.output}: {e.strerror}", file=sys.stderr)
         return 2
     with out:
-        res = _record.run(cfg, out, progress if tty else None)
+        res = (_lc_record if lifecycle else _record).run(cfg, out, progress if tty else None)  # type: ignore[arg-type]
     if tty:
         sys.stderr.write("\n")
+    size = (f"model=lifecycle variant={cfg.variant} agents={cfg.agents} contexts={cfg.contexts} "  # type: ignore[union-attr]
+            f"tools={cfg.tools} dispatches={cfg.dispatches}" if lifecycle else  # type: ignore[union-attr]
+            f"variant={cfg.variant} agents={cfg.agents} updaters={cfg.updaters} lookups={cfg.lookups}")  # type: ignore[union-attr]
     print(f"recorded {res.events} events in {res.seconds:.2f}s -> {args.output} "
-          f"(variant={cfg.variant} agents={cfg.agents} updaters={cfg.updaters} "
-          f"lookups={cfg.lookups} seed={cfg.seed} jitter={cfg.jitter})", file=sys.stderr)
+          f"({size} seed={cfg.seed} jitter={cfg.jitter})", file=sys.stderr)
     if res.deadlocked:
-        print("spmcheck record: the run deadlocked (no event for "
-              f"{cfg.stall:.0f}s); trace ends where the threads got stuck", file=sys.stderr)
-        return 3
-    return 0
-
-
-def _run_lifecycle(args: argparse.Namespace) -> int:
-    try:
-        cfg = lc_config_from(args)
-    except UsageError as e:
-        print(f"spmcheck record: error: {e}", file=sys.stderr)
-        return 2
-    tty = sys.stderr.isatty()
-
-    def progress(events: int, secs: float) -> None:
-        sys.stderr.write(f"\r  recording lifecycle {cfg.variant}: {events} events, {secs:5.1f}s")
-        sys.stderr.flush()
-
-    try:
-        out = open(args.output, "w", encoding="utf-8")
-    except OSError as e:
-        print(f"spmcheck record: error: cannot write {args.output}: {e.strerror}", file=sys.stderr)
-        return 2
-    with out:
-        res = _lc_record.run(cfg, out, progress if tty else None)
-    if tty:
-        sys.stderr.write("\n")
-    print(f"recorded {res.events} events in {res.seconds:.2f}s -> {args.output} (model=lifecycle "
-          f"variant={cfg.variant} agents={cfg.agents} contexts={cfg.contexts} tools={cfg.tools} "
-          f"dispatches={cfg.dispatches} seed={cfg.seed} jitter={cfg.jitter})", file=sys.stderr)
-    if res.deadlocked:
-        print(f"spmcheck record: the run got stuck (no event for {cfg.stall:.0f}s); trace ends there",
-              file=sys.stderr)
+        print(f"spmcheck record: the run got stuck (no event for {cfg.stall:.0f}s); trace ends where "
+              "the threads stopped", file=sys.stderr)
         return 3
     return 0
 
