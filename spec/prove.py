@@ -135,27 +135,34 @@ def find_path(model: Model, bad_at_for: Callable[[Model], tuple], ok: Callable[[
             setup = prefix_for(model, target)
         except SetupError as e:
             raise InternalError(f"settled start state not reproducible: {e}") from e
-        race: list[Action] = []
-        for i in out.actions:
-            sa = small.actions[i]
-            key = (sa.thread, sa.kind, tuple((k, str(v)) for k, v in sa.static_args().items()))
-            cands = model.actions_by_key.get(key, [])
-            state = execute(model, model.init_state(), setup + race)
-            assert state is not None
-            match = [c for c in cands if c.enabled(CONCRETE, state[-1])]
-            if len(match) != 1:
-                raise InternalError(f"BMC step '{sa.describe()}' is not executable on the concrete reading")
-            race.append(match[0])
-        start_states = execute(model, model.init_state(), setup)
-        assert start_states is not None
-        start = start_states[-1]
-        st = execute(model, start, race)
-        if st is None or not ok(st, race):
-            raise InternalError("BMC path does not show the target on the concrete reading")
-        race = minimise(model, start, race, ok)
+        race = concretise(model, small, out.actions, setup, ok)
         note = f"found at {small_cfg.describe()}; {out.reason}".rstrip("; ")
         return setup, race, note
     return saw_unknown or None
+
+
+def concretise(model: Model, small: Model, indices: Sequence[int], setup: list[Action],
+               ok: Callable[[list[dict], list[Action]], bool]) -> list[Action]:
+    """A BMC path of `small` as actions of `model` after `setup` (matched by thread, kind and static
+    arguments, each the one enabled on the concrete reading), checked to show the target, then
+    minimised. A path that does not replay is an InternalError, never a verdict."""
+    race: list[Action] = []
+    for i in indices:
+        sa = small.actions[i]
+        key = (sa.thread, sa.kind, tuple((k, str(v)) for k, v in sa.static_args().items()))
+        state = execute(model, model.init_state(), setup + race)
+        assert state is not None
+        match = [c for c in model.actions_by_key.get(key, []) if c.enabled(CONCRETE, state[-1])]
+        if len(match) != 1:
+            raise InternalError(f"BMC step '{sa.describe()}' is not executable on the concrete reading")
+        race.append(match[0])
+    start_states = execute(model, model.init_state(), setup)
+    assert start_states is not None
+    start = start_states[-1]
+    st = execute(model, start, race)
+    if st is None or not ok(st, race):
+        raise InternalError("BMC path does not show the target on the concrete reading")
+    return minimise(model, start, race, ok)
 
 
 def render(model: Model, setup: list[Action], race: list[Action]) -> tuple[CexStep, ...]:
@@ -177,12 +184,16 @@ def inv_file(model: Model) -> Path:
     return PROOFS_DIR / f"{model.variant.name}-a{c.agents}-u{c.updaters}-l{c.lookups}.inv"
 
 
+def stored_names(path: Path) -> list[str]:
+    """Conjunct names of a stored invariant file (comments and blank lines skipped)."""
+    return [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+
+
 def invariant_for(model: Model, timeout: float) -> Inductive:
     trans = Transition(model, ints="int")
     path = inv_file(model)
     if path.exists():
-        names = [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
-        inv = verify_stored(model, trans, names, timeout)
+        inv = verify_stored(model, trans, stored_names(path), timeout)
         if inv.status == "inductive":
             return inv
     return houdini(model, trans, timeout)
@@ -199,20 +210,23 @@ def any_size(variant: str, prop: str, cfg: Config) -> str:
     return got if got == "any size" else f"{got} (proved at {cfg.describe()})"
 
 
-def witness(model: Model, w: Witness, timeout: float) -> WitnessResult:
+def witness(model: Model, w: Witness, timeout: float, find: Callable[..., object] | None = None,
+            depth: int = SCHEDULE[-1]) -> WitnessResult:
+    """Non-vacuity: is the witness's stage sequence reachable? `find` is a find_path (this module's
+    or the lifecycle's) returning (*paths, note), None (not within `depth` steps) or a reason."""
     t0 = time.monotonic()
     ok = lambda st, acts: _reaches(model, w, st)  # noqa: E731
     try:
-        got = find_path(model, lambda m: (stages_target(m, w.stages), False), ok, timeout)
+        got = (find or find_path)(model, lambda m: (stages_target(m, w.stages), False), ok, timeout)
     except InternalError as e:
         return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, f"internal error: {e}")
     if isinstance(got, tuple):
-        setup, race, note = got
-        return WitnessResult(w.name, w.summary, "reachable", len(setup) + len(race), time.monotonic() - t0, note)
+        steps = sum(len(part) for part in got[:-1])
+        return WitnessResult(w.name, w.summary, "reachable", steps, time.monotonic() - t0, str(got[-1]))
     if got is None:
         return WitnessResult(w.name, w.summary, "unreachable", 0, time.monotonic() - t0,
-                             f"not reached within {SCHEDULE[-1]} steps")
-    return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, got)
+                             f"not reached within {depth} steps")
+    return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, str(got))
 
 
 def prove_variant(variant: str, props: Sequence[str], cfg: Config, timeout: float,

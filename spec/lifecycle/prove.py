@@ -7,11 +7,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..backend import CONCRETE
-from ..bmc import search, stages_target, violation_target
+from ..bmc import search, violation_target
 from ..induction import Inductive, houdini, implies_property, verify_stored
 from ..model import Action
-from ..prove import InternalError, _reaches, _violates, execute, minimise, render
+from ..prove import InternalError, _violates, concretise, render, stored_names
+from ..prove import witness as core_witness
 from ..properties import Property, Witness
 from ..results import ProofResult, WitnessResult
 from ..z3_encoding import Transition
@@ -49,20 +49,7 @@ def find_path(model: LifecycleModel, target: Callable[[LifecycleModel], tuple], 
             continue
         if out.status != "found":
             continue
-        path: list[Action] = []
-        for i in out.actions:
-            sa = small.actions[i]
-            key = (sa.thread, sa.kind, tuple((k, str(v)) for k, v in sa.static_args().items()))
-            st = execute(model, model.init_state(), path)
-            assert st is not None
-            match = [c for c in model.actions_by_key.get(key, []) if c.enabled(CONCRETE, st[-1])]
-            if len(match) != 1:
-                raise InternalError(f"BMC step '{sa.describe()}' is not executable on the concrete reading")
-            path.append(match[0])
-        st = execute(model, model.init_state(), path)
-        if st is None or not ok(st, path):
-            raise InternalError("BMC path does not show the target on the concrete reading")
-        path = minimise(model, model.init_state(), path, ok)
+        path = concretise(model, small, out.actions, [], ok)
         return path, (f"found with {small_cfg.dispatches} dispatches; {out.reason}").rstrip("; ")
     return saw or None
 
@@ -77,7 +64,7 @@ def invariant_for(model: LifecycleModel, timeout: float, trans: Transition | Non
     trans = trans or Transition(model, ints="int")
     path = inv_file(model)
     if path.exists():
-        names = [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+        names = stored_names(path)
         lazy = li.by_name(model)
         try:
             pool = [lazy[n] for n in names]
@@ -102,18 +89,7 @@ def infer(model: LifecycleModel, timeout: float, steps: int = 40000) -> Inductiv
 
 
 def witness(model: LifecycleModel, w: Witness, timeout: float) -> WitnessResult:
-    t0 = time.monotonic()
-    ok = lambda st, acts: _reaches(model, w, st)  # noqa: E731
-    try:
-        got = find_path(model, lambda m: (stages_target(m, w.stages), False), ok, timeout)
-    except InternalError as e:
-        return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, f"internal error: {e}")
-    if isinstance(got, tuple):
-        return WitnessResult(w.name, w.summary, "reachable", len(got[0]), time.monotonic() - t0, got[1])
-    if got is None:
-        return WitnessResult(w.name, w.summary, "unreachable", 0, time.monotonic() - t0,
-                             f"not reached within {SCHEDULE[-1]} steps")
-    return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, got)
+    return core_witness(model, w, timeout, find_path, SCHEDULE[-1])
 
 
 def prove_variant(variant: str, props: Sequence[str], cfg: LConfig, timeout: float,
