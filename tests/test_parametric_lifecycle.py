@@ -2,7 +2,6 @@
 abstractions), honest verdicts, CTIs in the lifecycle trace format, cross-checks at small sizes."""
 from __future__ import annotations
 
-import random
 from typing import Iterator
 
 import pytest
@@ -24,6 +23,7 @@ from spec.parametric.lifecycle_invariants import LAYERS, LConjunct, conjuncts
 from spec.parametric.lifecycle_prove import (
     BAD_PAIRS, LPROPS, STATE_PROPS, balanced, default_pairs, prove_pair, witness_refuted,
 )
+from spec.lifecycle.invariants import sample_states
 from spec.parametric.prove import any_size_status, lifecycle_pairs, run
 from spec.parametric.results import any_size_text, render_text
 from spec.parametric.status import LSTATUS
@@ -32,23 +32,8 @@ CFG = LConfig(2, 2, 2, 3)
 
 
 def walk_states(m: LifecycleModel, seed: int, steps: int, depth: int) -> list[dict]:
-    """Reached states: thread-, then kind-uniform random walks (spec.lifecycle.invariants)."""
-    rng = random.Random(seed)
-    out: list[dict] = []
-    s = m.init_state()
-    for i in range(steps):
-        if i % depth == 0:
-            s = m.init_state()
-        en = [a for a in m.actions if a.enabled(CONCRETE, s)]
-        if not en:
-            s = m.init_state()
-            continue
-        thread = rng.choice(sorted({a.thread for a in en}))
-        mine = [a for a in en if a.thread == thread]
-        kind = rng.choice(sorted({a.kind for a in mine}))
-        s = apply(m, CONCRETE, s, rng.choice([a for a in mine if a.kind == kind]))
-        out.append(s)
-    return out
+    """Reached states: the thread-, then kind-uniform random walks Houdini samples from."""
+    return sample_states(m, steps, depth, seed)
 
 
 def _counterpart(st: LStructure, idx: dict, act: Action) -> tuple[LAction, LParams]:
