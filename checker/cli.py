@@ -209,12 +209,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
                "results": [r.to_json() for r in results],
                "lifecycle_results": [dict(r.to_json(), finding=_is_finding(r.property)) for r in lresults],
                "ok": code == 0}
-        text = json.dumps(doc, indent=2)
-        if args.json == "-":
-            print(text)
-        else:
-            with open(args.json, "w", encoding="utf-8") as f:
-                f.write(text + "\n")
+        _emit_json(args.json, doc)
     if args.json != "-":
         if results:
             print(render_table(results, cfg, verbose=not args.brief))
@@ -223,6 +218,15 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
             print(("\n" if results else "") + render_lc(lresults, lcfg.describe(), _any_size, verbose=not args.brief))
     return code
+
+
+def _emit_json(path: str, doc: dict) -> None:
+    text = json.dumps(doc, indent=2)
+    if path == "-":
+        print(text)
+    else:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
 
 
 def _is_finding(prop: str) -> bool:
@@ -255,18 +259,11 @@ def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list
         if run_core or lpairs else []
     if tty:
         sys.stderr.write("\r\033[K")
-    bad = [r for r in results if r.verdict != "unknown" and r.verdict != r.expected]
-    unknown = [r for r in results if r.verdict == "unknown"]
-    unreachable = [r for r in results for w in getattr(r, "witnesses", ())
-                   if getattr(w, "verdict", "reachable") == "unreachable"]
-    code = 1 if bad or unreachable else 3 if unknown else 0
+    from spec.report import exit_code
+
+    code = exit_code(results)  # type: ignore[arg-type]  # same rule: mismatch or unreachable witness -> 1
     if args.json:
-        text = json.dumps({"parametric": [r.to_json() for r in results], "ok": code == 0}, indent=2)
-        if args.json == "-":
-            print(text)
-        else:
-            with open(args.json, "w", encoding="utf-8") as f:
-                f.write(text + "\n")
+        _emit_json(args.json, {"parametric": [r.to_json() for r in results], "ok": code == 0})
     if args.json != "-":
         print(render_text(results))
     return code
