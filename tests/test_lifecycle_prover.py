@@ -161,3 +161,13 @@ def test_cli_lifecycle_json_and_cex(tmp_path, capsys) -> None:
     assert cli_main(["check", "--property", "tags-disjoint", str(out)]) == 1
     assert "CHK101" in capsys.readouterr().out
     assert cli_main(["prove", "--model", "lifecycle", "--variant", "fnial"]) == 2
+
+
+def test_every_lifecycle_step_declares_its_lock_nesting() -> None:
+    """The static half of P5 reads LOCK_CHAINS per step kind; a new step without an entry must not
+    silently count as lock-free."""
+    from spec.lifecycle.programs import LOCK_CHAINS
+
+    for v in LVARIANTS:
+        m = LifecycleModel(LConfig(deactivate=True, destroy=True), v)
+        assert {a.kind for a in m.actions} <= set(LOCK_CHAINS), v

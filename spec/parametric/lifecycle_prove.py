@@ -387,7 +387,7 @@ def lock_graph(v: LVariant, acts: list[LAction]) -> Check:
     size-independent: a step's nesting does not depend on how many contexts or agents exist)
     united with the core's edges from the parametric lock table of the final core (proved for
     every size by its consecution queries)."""
-    from ..lifecycle.properties import lock_chains
+    from ..lifecycle.programs import lock_chains
     from ..variants import VARIANTS
     from .actions import build_actions
     from .encoding import LOCK_REL
