@@ -237,21 +237,15 @@ def _is_finding(prop: str) -> bool:
 
 def _any_size(variant: str, prop: str) -> str:
     """Any-size status of a lifecycle proof, from spec.parametric's recorded verdicts."""
-    try:
-        from spec.parametric.prove import any_size_status
+    from spec.parametric.prove import any_size_status
 
-        return any_size_status(variant, prop, model="lifecycle")
-    except (ImportError, ValueError, TypeError):
-        return "bounded only: no parametric lifecycle proof recorded"
+    return any_size_status(variant, prop, model="lifecycle")
 
 
 def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list[str],
                       lvariants: list[str], lprops: list[str]) -> int:
-    try:
-        from spec.parametric.prove import lifecycle_pairs, render_text, run
-    except ImportError as e:  # pragma: no cover - the package ships with spmcheck
-        print(f"spmcheck: parametric proofs unavailable: {e}", file=sys.stderr)
-        return 3
+    from spec.parametric.prove import lifecycle_pairs, render_text, run
+
     tty, progress = _progress()
     lpairs = lifecycle_pairs(lvariants or None, lprops or None) if lvariants else []
     run_core = bool(variants and props)

@@ -201,12 +201,9 @@ def invariant_for(model: Model, timeout: float) -> Inductive:
 
 def any_size(variant: str, prop: str, cfg: Config) -> str:
     """Whether a fixed-size proof also holds for any size (spec.parametric's recorded verdicts)."""
-    try:
-        from .parametric.prove import any_size_status
+    from .parametric.prove import any_size_status
 
-        got = any_size_status(variant, prop, model="core")
-    except (ImportError, ValueError, TypeError):
-        got = "bounded only: no parametric proof recorded"
+    got = any_size_status(variant, prop, model="core")
     return got if got == "any size" else f"{got} (proved at {cfg.describe()})"
 
 
