@@ -18,7 +18,8 @@ from typing import Sequence
 
 from ..backend import CONCRETE
 from ..model import Action, Model, apply
-from ..properties import PROPERTIES, Property
+from ..properties import PROPERTIES
+from ..prove import _violates as violates
 from ..vocabulary import Config
 
 CEX_DIR = Path(__file__).resolve().parent / "cex"
@@ -28,16 +29,27 @@ def cex_file(variant: str, prop: str) -> Path:
     return CEX_DIR / f"{variant}--{prop}.trace"
 
 
-def _violates(model: Model, prop: Property, states: list[dict], acts: Sequence[Action]) -> bool:
-    if prop.state is not None:
-        return not prop.state(CONCRETE, states[-1], model)
-    assert prop.watches is not None and prop.step is not None
-    return bool(acts) and prop.watches(acts[-1]) and not prop.step(CONCRETE, states[-2], model, acts[-1])
-
-
 def _blocked_everywhere(model: Model, s: dict) -> bool:
     """properties.no_stuck_threads fails: someone is inside and nobody inside can move."""
     return not PROPERTIES["lock-order-acyclic"].state(CONCRETE, s, model)  # type: ignore[misc]
+
+
+def replay_events(model: Model, lines: Sequence[str]) -> tuple[list[dict], list[Action]] | None:
+    """Replay stored event lines (`<seq> <thread> <kind> key=value...`) from Init: the static
+    arguments select the action, which must be the only enabled one. None if a line does not fit.
+    Shared by the core and lifecycle stores (counterexamples and witness paths)."""
+    states = [model.init_state()]
+    acts: list[Action] = []
+    for ln in lines:
+        _, thread, kind, *kvs = ln.split()
+        args = dict(kv.split("=", 1) for kv in kvs)
+        static = tuple((k, args[k]) for k in model.static_keys.get(kind, ()) if k in args)
+        cands = [a for a in model.actions_by_key.get((thread, kind, static), []) if a.enabled(CONCRETE, states[-1])]
+        if len(cands) != 1:
+            return None
+        acts.append(cands[0])
+        states.append(apply(model, CONCRETE, states[-1], cands[0]))
+    return states, acts
 
 
 def replay(variant: str, prop: str, text: str) -> tuple[str, ...]:
@@ -49,18 +61,11 @@ def replay(variant: str, prop: str, text: str) -> tuple[str, ...]:
     if head.get("variant") != variant:
         return ()
     model = Model(Config(int(head["agents"]), int(head["updaters"]), int(head["lookups"])), variant)
-    states = [model.init_state()]
-    acts: list[Action] = []
-    for ln in lines[1:]:
-        _, thread, kind, *kvs = ln.split()
-        args = dict(kv.split("=", 1) for kv in kvs)
-        static = tuple((k, args[k]) for k in model.static_keys.get(kind, ()) if k in args)
-        cands = [a for a in model.actions_by_key.get((thread, kind, static), []) if a.enabled(CONCRETE, states[-1])]
-        if len(cands) != 1:
-            return ()
-        acts.append(cands[0])
-        states.append(apply(model, CONCRETE, states[-1], cands[0]))
-    return tuple(lines) if _violates(model, PROPERTIES[prop], states, acts) else ()
+    got = replay_events(model, lines[1:])
+    if got is None:
+        return ()
+    states, acts = got
+    return tuple(lines) if violates(model, PROPERTIES[prop], states, acts) else ()
 
 
 def confirm(variant: str, prop: str) -> tuple[str, ...]:
@@ -72,7 +77,7 @@ def regenerate(pairs: Sequence[tuple[str, str]], cfg: Config = Config(1, 2, 1), 
     """Find and store a counterexample path per pair with the fixed-size BMC."""
     from ..bmc import violation_target
     from ..events import value_text
-    from ..prove import _violates as prove_violates, find_path
+    from ..prove import find_path
 
     CEX_DIR.mkdir(exist_ok=True)
     out = []
@@ -80,7 +85,7 @@ def regenerate(pairs: Sequence[tuple[str, str]], cfg: Config = Config(1, 2, 1), 
         model = Model(cfg, variant)
         prop = PROPERTIES[pname]
         got = find_path(model, lambda m, prop=prop: violation_target(m, prop),
-                        lambda st, acts, prop=prop: prove_violates(model, prop, st, acts), timeout)
+                        lambda st, acts, prop=prop: violates(model, prop, st, acts), timeout)
         if not isinstance(got, tuple):
             continue
         setup, race, note = got

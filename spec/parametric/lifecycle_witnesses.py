@@ -22,6 +22,8 @@ from ..model import Action, apply
 from ..lifecycle.model import LifecycleModel
 from ..lifecycle.properties import LPROPERTIES
 from ..lifecycle.vocabulary import LConfig
+from ..prove import _violates as violates
+from .confirm import replay_events
 from .results import WitnessRec
 
 WALK_CFGS = (LConfig(2, 2, 2, 2), LConfig(2, 2, 1, 3))  # every witness names agents 0 and 1
@@ -102,17 +104,10 @@ def _replay(variant: str, text: str) -> tuple[LifecycleModel, list[dict], list[A
     cfg = LConfig(int(head["agents"]), int(head["contexts"]), int(head["tools"]), int(head["dispatches"]),
                   int(head["max_ids"]), head["timeouts"] == "1", head["deactivate"] == "1", head["destroy"] == "1")
     m = LifecycleModel(cfg, variant)
-    states = [m.init_state()]
-    acts: list[Action] = []
-    for ln in lines[1:]:
-        _, thread, kind, *kvs = ln.split()
-        args = dict(kv.split("=", 1) for kv in kvs)
-        static = tuple((k, args[k]) for k in m.static_keys.get(kind, ()) if k in args)
-        cands = [a for a in m.actions_by_key.get((thread, kind, static), []) if a.enabled(CONCRETE, states[-1])]
-        if len(cands) != 1:
-            return None
-        acts.append(cands[0])
-        states.append(apply(m, CONCRETE, states[-1], cands[0]))
+    got = replay_events(m, lines[1:])
+    if got is None:
+        return None
+    states, acts = got
     return m, states, acts
 
 
@@ -185,15 +180,6 @@ def cex_file(variant: str, prop: str) -> Path:
     return CEX_DIR / f"lc-{variant}--{prop}.trace"
 
 
-def _violates(m: LifecycleModel, prop: str, states: list[dict], acts: Sequence[Action]) -> bool:
-    p = LPROPERTIES[prop]
-    if p.state is not None:
-        return not p.state(CONCRETE, states[-1], m)
-    if p.watches is None or p.step is None:
-        return False
-    return bool(acts) and p.watches(acts[-1]) and not p.step(CONCRETE, states[-2], m, acts[-1])
-
-
 def replay(variant: str, prop: str, text: str) -> tuple[str, ...]:
     """The trace lines if `text` replays from Init on LifecycleModel and ends in a violation."""
     got = _replay(variant, text)
@@ -201,7 +187,7 @@ def replay(variant: str, prop: str, text: str) -> tuple[str, ...]:
         return ()
     m, states, acts = got
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
-    return tuple(lines) if _violates(m, prop, states, acts) else ()
+    return tuple(lines) if violates(m, LPROPERTIES[prop], states, acts) else ()
 
 
 def confirm(variant: str, prop: str) -> tuple[str, ...]:
