@@ -1,7 +1,9 @@
 """`spmcheck check FILE... [-]`: the checker's part of the CLI (checker/cli.py wires it in).
 
-Exit codes: 0 all accepted; 1 any violated/diverged; 2 any malformed or unreadable; 3 any
-inconclusive. The highest applicable code wins (so an inconclusive file outranks a violation).
+Exit codes (checker/exitcodes.py): 0 all accepted; 1 any violated/diverged; 2 any malformed (or a
+usage error); 3 any inconclusive; 4 a file cannot be read (verdict `unreadable`) or an output
+(--json, --lock-graph) cannot be written; 5 an internal error (verdict `error`). The highest
+applicable code wins. Output paths are checked before any file is read.
 """
 from __future__ import annotations
 
@@ -10,6 +12,8 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from . import exitcodes
+from .options import output_problem, write_text
 from .results import FileResult
 
 TRACES_DIR = Path(__file__).resolve().parent.parent / "traces"
@@ -38,12 +42,12 @@ def _check(path: str, findings_fail: bool = False, only: str | None = None) -> F
 
     try:
         return check_path(path, findings_fail=findings_fail, only=only)
-    except Exception as e:  # a checker bug must not hide the other files' results
-        from .results import Problem, Verdict
+    except Exception as e:  # a checker bug must not hide the other files' results, nor read as a verdict
+        from .results import Verdict
 
-        msg = f"internal error while checking: {type(e).__name__}: {e}"
-        return FileResult(path, Verdict.MALFORMED, code="TRC000", message=msg,
-                          problems=(Problem("TRC000", 0, 0, msg),))
+        first = str(e).splitlines()[0] if str(e) else ""
+        msg = f"internal error while checking: {type(e).__name__}{': ' + first[:200] if first else ''}"
+        return FileResult(path, Verdict.ERROR, code="TRC000", message=msg)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
         if only not in PROPERTIES and only not in LPROPERTIES:
             print(f"spmcheck: error: unknown property '{only}'; see `spmcheck list`", file=sys.stderr)
             return 2
+    for opt, out_path in (("--json", args.json), ("--lock-graph", getattr(args, "lock_graph", None))):
+        bad = output_problem(out_path) if out_path else None
+        if bad:
+            print(f"spmcheck check: error: {opt}: {bad}", file=sys.stderr)
+            return exitcodes.IO_ERROR
     check = partial(_check, findings_fail=bool(getattr(args, "findings_fail", False)), only=only)
     if jobs > 1 and len(files) > 1 and "-" not in files:
         import multiprocessing as mp
@@ -76,33 +85,45 @@ def run(args: argparse.Namespace) -> int:
     for r in results:
         for line in report.text_lines(r):
             print(line, file=out)
+    code = max((r.exit_code for r in results), default=0)
     if args.json:
         text = report.to_json(results)
         if json_to_stdout:
             sys.stdout.write(text)
         else:
-            Path(args.json).write_text(text, encoding="utf-8")
+            code = _written(write_text(args.json, text), code)
     if args.lock_graph:
         from .lockgraph import LockGraph
 
         g = LockGraph()
         for r in results:
             g.merge(r.lock_edges, r.file)
-        Path(args.lock_graph).write_text(g.to_dot(), encoding="utf-8")
-    return max((r.exit_code for r in results), default=0)
+        code = _written(write_text(args.lock_graph, g.to_dot()), code)
+    return code
+
+
+def _written(problem: str | None, code: int) -> int:
+    """An output that could not be written is IO_ERROR (unless something worse already happened)."""
+    if problem is None:
+        return code
+    print(f"spmcheck check: error: {problem}", file=sys.stderr)
+    return max(code, exitcodes.IO_ERROR)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Standalone entry (`python -m checker.check_cli`), for use before the top-level CLI exists."""
     p = argparse.ArgumentParser(prog="spmcheck check", description="check protocol traces (format v1)")
     add_arguments(p)
+    args = p.parse_args(argv)
     try:
-        return run(p.parse_args(argv))
+        return run(args)
     except BrokenPipeError:  # `spmcheck check | head`: the reader left, which is not an error here
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as e:  # noqa: BLE001 - one line and its own exit code, never a traceback
+        return exitcodes.internal_error("spmcheck check", e)
 
 
 if __name__ == "__main__":

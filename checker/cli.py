@@ -1,8 +1,10 @@
 """`spmcheck`: prove the protocol, export counterexamples, check and record traces.
 
-Exit codes of `spmcheck prove`: 0 every verdict matches its expectation; 1 a mismatch (the final
-design violated, or a known-bad variant not caught, or a witness unreachable); 2 usage error;
-3 some verdict unknown (timeout, solver unknown). `check` and `record` document their own.
+Exit codes (one table for every command: checker/exitcodes.py). `spmcheck prove`: 0 every verdict
+matches its expectation; 1 a mismatch (the final design violated, or a known-bad variant not
+caught, or a witness unreachable); 2 usage error; 3 some verdict unknown (timeout, solver unknown);
+4 an output (--json) cannot be written; 5 internal error; 130 interrupted. Options are validated
+before any work; no traceback reaches the user (SPMCHECK_DEBUG=1 shows it).
 """
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ import json
 import sys
 import time
 from typing import TYPE_CHECKING, Callable, Sequence
+
+from . import exitcodes
+from .options import output_problem, positive_seconds, write_text
 
 if TYPE_CHECKING:
     from spec.results import ProofResult
@@ -44,7 +49,7 @@ def _size_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lookups", type=int, default=2, metavar="N", help="serializer() callers (default 2)")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="shorthand: N updaters and N lookups")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=positive_seconds, default=60.0, metavar="SECONDS",
                    help="solver budget per (variant, property) (default 60)")
 
 
@@ -154,8 +159,10 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if isinstance(split, int):
         return split
     variants, props, lvariants, lprops = split
-    if args.timeout <= 0:
-        return _usage("--timeout must be positive")
+    if args.json:
+        bad = output_problem(args.json)
+        if bad:
+            return _io_error(bad)
     if args.parametric:
         return _prove_parametric(args, variants if args.model != "lifecycle" else [], props,
                                  lvariants if args.model != "core" else [], lprops)
@@ -202,6 +209,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
     if tty:
         sys.stderr.write("\r\033[K")
     code = exit_code(results + lresults)
+    json_code = exitcodes.OK
     if args.json:
         doc = {"config": {"agents": cfg.agents, "updaters": cfg.updaters, "lookups": cfg.lookups},
                "lifecycle_config": {"agents": lcfg.agents, "contexts": lcfg.contexts, "tools": lcfg.tools,
@@ -209,7 +217,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
                "results": [r.to_json() for r in results],
                "lifecycle_results": [dict(r.to_json(), finding=_is_finding(r.property)) for r in lresults],
                "ok": code == 0}
-        _emit_json(args.json, doc)
+        json_code = _emit_json(args.json, doc)
     if args.json != "-":
         if results:
             print(render_table(results, cfg, verbose=not args.brief))
@@ -217,16 +225,23 @@ def cmd_prove(args: argparse.Namespace) -> int:
             from spec.lifecycle.report import render as render_lc
 
             print(("\n" if results else "") + render_lc(lresults, lcfg.describe(), _any_size, verbose=not args.brief))
-    return code
+    return json_code or code
 
 
-def _emit_json(path: str, doc: dict) -> None:
+def _io_error(msg: str) -> int:
+    print(f"spmcheck: error: {msg}", file=sys.stderr)
+    return exitcodes.IO_ERROR
+
+
+def _emit_json(path: str, doc: dict) -> int:
+    """Write the JSON document; an unwritable path (e.g. a full disk) is IO_ERROR, reported after
+    the table is printed, never a traceback."""
     text = json.dumps(doc, indent=2)
     if path == "-":
         print(text)
-    else:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        return exitcodes.OK
+    bad = write_text(path, text + "\n")
+    return _io_error(bad) if bad else exitcodes.OK
 
 
 def _is_finding(prop: str) -> bool:
@@ -256,11 +271,12 @@ def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list
     from spec.report import exit_code
 
     code = exit_code(results)  # type: ignore[arg-type]  # same rule: mismatch or unreachable witness -> 1
+    json_code = exitcodes.OK
     if args.json:
-        _emit_json(args.json, {"parametric": [r.to_json() for r in results], "ok": code == 0})
+        json_code = _emit_json(args.json, {"parametric": [r.to_json() for r in results], "ok": code == 0})
     if args.json != "-":
         print(render_text(results))
-    return code
+    return json_code or code
 
 
 def cmd_cex(args: argparse.Namespace) -> int:
@@ -276,6 +292,9 @@ def cmd_cex(args: argparse.Namespace) -> int:
             return _usage(_closest(args.variant, list(VARIANTS) + list(LVARIANTS), "variant"))
         if args.property not in PROPERTIES:
             return _usage(_closest(args.property, list(PROPERTIES) + list(LPROPERTIES), "property"))
+    bad = output_problem(args.output)
+    if bad:
+        return _io_error(bad)
     if lifecycle:
         from spec.lifecycle.prove import prove_variant as prove_lc
         from spec.lifecycle.trace import cex_trace as lc_trace
@@ -300,8 +319,9 @@ def _write_cex(args: argparse.Namespace, r: "ProofResult", render: Callable[[], 
     if args.output == "-":
         sys.stdout.write(text)
     else:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+        bad = write_text(args.output, text)
+        if bad:
+            return _io_error(bad)
         print(f"wrote {args.output}: {len(r.counterexample)} events, violates {r.property} at event "
               f"{r.counterexample[-1].index} (file line {len(text.splitlines())})")
     return 0
@@ -331,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "reviewers' questions for pr-758072b and final, the findings of the final "
                                     "design), or with --parametric the any-size proofs. Exit 0 when every verdict "
                                     "matches its expectation, 1 on a mismatch or an unreachable non-vacuity "
-                                    "witness, 2 on usage errors, 3 when some verdict is unknown.")
+                                    "witness, 2 on usage errors, 3 when some verdict is unknown, 4 when --json cannot "
+                                    "be written, 5 on an internal error.")
     pr.add_argument("--variant", action="append", metavar="NAME", help="repeatable (default: all)")
     pr.add_argument("--property", action="append", metavar="NAME", help="repeatable (default: all)")
     _size_args(pr)
@@ -360,8 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     ck = sub.add_parser("check", help="check trace files",
                         description="Replay format-v1 traces through the protocol definition. Exit codes: 0 all "
-                                    "accepted; 1 any violated/diverged; 2 any malformed or unreadable; 3 any "
-                                    "inconclusive (highest applicable wins).")
+                                    "accepted; 1 any violated/diverged; 2 any malformed; 3 any inconclusive; 4 a "
+                                    "file cannot be read or an output cannot be written; 5 internal error "
+                                    "(highest applicable wins).")
     check_cli.add_arguments(ck)
     ck.set_defaults(func=check_cli.run)
 
@@ -384,9 +406,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         print("spmcheck: interrupted", file=sys.stderr)
-        return 130
+        return exitcodes.INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return exitcodes.OK
+    except Exception as e:  # noqa: BLE001 - a bug in spmcheck: one line and its own exit code
+        return exitcodes.internal_error("spmcheck", e)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,14 @@ from typing import BinaryIO, Iterator, Union
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
-from spec.events import AnyHeader, Event, Header, LifecycleHeader
+from spec.events import AnyHeader, Event, Header, LifecycleHeader, RunEnd
 
 from .fastpath import FastPath, compile_grammar
 
 GRAMMAR_PATH = Path(__file__).with_name("trace.lark")
 MAX_LINE = 64 * 1024  # bytes; longer lines are reported (TRC007) and skipped in chunks
+MAX_SKIP = 16 * 1024 * 1024  # bytes of one over-long line skipped before reading stops (TRC019)
+MAX_BAD_LINES = 1000  # bad lines before reading stops (TRC019): junk input ends promptly
 FORMAT_VERSION = 1
 
 # Stable error codes for input problems (documented in traces/FORMAT.md).
@@ -41,7 +43,12 @@ CODES = {
     "TRC014": "repeated header",
     "TRC015": "bad header value",
     "TRC016": "binary data",
+    "TRC017": "number too long",
+    "TRC018": "not a regular file",
+    "TRC019": "reading stopped (too many bad lines, or a line without end)",
+    "TRC020": "line after the run_end marker",
 }
+MAX_DIGITS = 20  # numbers in a trace fit in 64 bits (trace.lark bounds every number terminal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +65,7 @@ class TraceSyntaxError(Exception):
         self.code, self.col, self.message = code, col, message
 
 
-Record = Union[Header, LifecycleHeader, Event, None]  # None: a comment or blank line
+Record = Union[Header, LifecycleHeader, Event, RunEnd, None]  # None: a comment or blank line
 
 
 def _value(tok: str) -> str:
@@ -86,6 +93,9 @@ class _ToRecord(Transformer):  # type: ignore[type-arg]
         meta = tuple((_key(t), _value(t)) for t in c[11:])
         # switches stay numbers: a value other than 0/1 is the checker's TRC015, not a syntax error
         return LifecycleHeader(version, _value(c[2]), *nums, meta=meta, model_name=_value(c[1]))
+
+    def run_end(self, c: list) -> RunEnd:
+        return RunEnd(int(c[0]))
 
     def event(self, c: list) -> Event:
         kind, args = c[2]
@@ -162,7 +172,7 @@ def parse_line(text: str, last: bool = False) -> Record:
             kind, args = slot
             return Event(int(m.group(g.seq_group)), m.group(g.thread_group).lstrip(" \t"), kind,
                          tuple((k, _value(m.group(i))) for i, k in args))
-        if marker not in ("k_header", "k_lc_header"):
+        if marker not in ("k_header", "k_lc_header", "k_run_end"):
             return None
     return lark_parse(text, last)
 
@@ -174,7 +184,27 @@ def lark_parse(text: str, last: bool = False) -> Record:
         for i, ch in enumerate(text):  # only picks the code/message; Lark already rejected it
             if (ch < " " and ch != "\t") or ch == "\x7f":
                 return _raise(TraceSyntaxError("TRC016", i + 1, f"binary data: control character {ch!r}"))
+        long = _long_number(text, int(getattr(e, "column", 0) or 0))
+        if long is not None:
+            return _raise(long)
         raise _syntax_error(e, text, last) from None
+
+
+def _long_number(text: str, col: int) -> TraceSyntaxError | None:
+    """TRC017 when the parser stopped inside a run of more than MAX_DIGITS digits: every number
+    terminal takes at most MAX_DIGITS, so a longer number ends the match right there."""
+    i = col - 1
+    if not 0 <= i < len(text) or not text[i].isdigit():
+        return None
+    start, end = i, i
+    while start > 0 and text[start - 1] in "0123456789":
+        start -= 1
+    while end < len(text) and text[end] in "0123456789":
+        end += 1
+    if end - start <= MAX_DIGITS:
+        return None
+    return TraceSyntaxError("TRC017", start + 1, f"number of {end - start} digits (at most {MAX_DIGITS}: "
+                            "values are 64-bit)")
 
 
 def _raise(e: TraceSyntaxError) -> Record:
@@ -215,10 +245,17 @@ def read_lines(stream: BinaryIO) -> Iterator[tuple[int, str | None, LineError | 
             return
         n += 1
         if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
-            # skip the rest of the over-long line without holding it
-            while raw and not raw.endswith(b"\n"):
+            # skip the rest of the over-long line without holding it, but not forever: a stream
+            # such as `spmcheck check - < /dev/zero` is one line without end
+            skipped = len(raw)
+            while raw and not raw.endswith(b"\n") and skipped <= MAX_SKIP:
                 raw = readline(MAX_LINE)
+                skipped += len(raw)
             yield n, None, LineError("TRC007", n, MAX_LINE + 1, f"line longer than {MAX_LINE} bytes"), True
+            if raw and not raw.endswith(b"\n"):
+                yield n, None, LineError("TRC019", n, 1, f"reading stopped: no line end within {MAX_SKIP} bytes "
+                                         "(an endless stream?)"), True
+                return
             continue
         nl = raw.endswith(b"\n")
         body = raw[:-1] if nl else raw
@@ -230,7 +267,7 @@ def read_lines(stream: BinaryIO) -> Iterator[tuple[int, str | None, LineError | 
             yield n, None, LineError("TRC006", n, e.start + 1, f"invalid UTF-8 byte 0x{body[e.start]:02x}"), nl
 
 
-def iter_records(stream: BinaryIO, file: str = "") -> Iterator[AnyHeader | Event | LineError]:
+def iter_records(stream: BinaryIO, file: str = "") -> Iterator[AnyHeader | Event | RunEnd | LineError]:
     """Typed records of a stream (comments and blanks dropped); errors are yielded, not raised."""
     for n, text, err, nl in read_lines(stream):
         if err is not None:
@@ -244,5 +281,7 @@ def iter_records(stream: BinaryIO, file: str = "") -> Iterator[AnyHeader | Event
             continue
         if isinstance(rec, Event):
             yield Event(rec.seq, rec.thread, rec.kind, rec.args, file, n)
+        elif isinstance(rec, RunEnd):
+            yield RunEnd(rec.seq, file, n)
         elif isinstance(rec, (Header, LifecycleHeader)):
             yield replace(rec, file=file, line=n)

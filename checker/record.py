@@ -33,6 +33,7 @@ class RunResult:
     events: int
     seconds: float
     deadlocked: bool
+    write_error: str = ""  # why the trace could not be written (the run itself went on)
 
 
 def stamp() -> str:
@@ -96,21 +97,33 @@ def supervise(threads: list[threading.Thread], rec: Recorder, stall: float,
     """Start the threads and wait for them; no event for `stall` seconds while some still run is
     a deadlock (the trace then ends where the threads got stuck). Shared by both recorders."""
     t0 = time.monotonic()
-    for t in threads:
-        t.start()
     deadlocked = False
-    last_events, last_change = -1, t0
-    while any(t.is_alive() for t in threads):
-        time.sleep(poll)
-        now = time.monotonic()
-        if seconds is not None and stop is not None and now - t0 >= seconds:
+    try:
+        for t in threads:
+            t.start()
+        last_events, last_change = -1, t0
+        while any(t.is_alive() for t in threads):
+            time.sleep(poll)
+            now = time.monotonic()
+            if seconds is not None and stop is not None and now - t0 >= seconds:
+                stop.set()
+            if rec.events != last_events:
+                last_events, last_change = rec.events, now
+            elif now - last_change > stall:
+                deadlocked = True
+                break
+            if progress:
+                progress(rec.events, now - t0)
+    except BaseException:
+        # interrupted (SIGINT) or failed: keep what was recorded, but no run_end marker, so the
+        # log reads as a run that did not finish
+        if stop is not None:
             stop.set()
-        if rec.events != last_events:
-            last_events, last_change = rec.events, now
-        elif now - last_change > stall:
-            deadlocked = True
-            break
-        if progress:
-            progress(rec.events, now - t0)
-    rec.close()
-    return RunResult(rec.events, time.monotonic() - t0, deadlocked)
+        rec.close(end=False)
+        raise
+    # a stall ends the run too: the threads are stuck, so the log is complete up to where they
+    # stopped and the checker judges that end state (a deadlock is a finding, not a lost tail)
+    rec.close(end=True)
+    err = rec.error
+    return RunResult(rec.events, time.monotonic() - t0, deadlocked,
+                     f"{err.strerror or err}" if err is not None else "")

@@ -3,8 +3,10 @@
 `--model core` (default): the QueueController serialization (checker/runtime.py, threads u*/l*).
 `--model lifecycle`: the SPM context lifecycle (checker/lc_runtime.py, threads t*/d0/h0).
 
-Exit codes: 0 recorded, 2 bad arguments, 3 the run deadlocked (the trace is still written and
-ends where the threads got stuck — that is a finding, e.g. for reversed-lookup-order).
+Exit codes (checker/exitcodes.py): 0 recorded, 2 bad arguments, 3 the run deadlocked (the trace is
+still written and ends where the threads got stuck — that is a finding, e.g. for
+reversed-lookup-order), 4 the output cannot be written, 5 internal error, 130 interrupted (the
+trace keeps what was recorded, without its run_end marker).
 """
 from __future__ import annotations
 
@@ -15,9 +17,12 @@ import sys
 from spec.lifecycle.variants import LVARIANTS
 from spec.variants import VARIANTS
 
+from . import exitcodes
 from . import lc_record as _lc_record
+from . import limits
 from . import record as _record
 from .lc_record import LRunConfig
+from .options import nonnegative, output_problem, positive_seconds, probability
 from .record import RunConfig
 
 
@@ -33,10 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lookups", type=int, default=None, help="dispatch threads (default 2)")
     stop = parser.add_mutually_exclusive_group()
     stop.add_argument("--ops", type=int, default=None, help="calls per thread (default 200)")
-    stop.add_argument("--seconds", type=float, default=None, help="run for this long instead")
-    parser.add_argument("--jitter", type=float, default=0.0,
+    stop.add_argument("--seconds", type=positive_seconds, default=None, help="run for this long instead")
+    parser.add_argument("--jitter", type=probability, default=0.0,
                         help="probability of a random yield/sleep at each lock boundary (0..1)")
-    parser.add_argument("--hold", type=float, default=0.001,
+    parser.add_argument("--hold", type=nonnegative, default=0.001,
                         help="max seconds a holder keeps a reference between enable and disable")
     parser.add_argument("--seed", type=int, default=0, help="seed of the per-thread RNGs")
     parser.add_argument("-o", "--output", required=True, help="trace file to write")
@@ -48,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     lc.add_argument("--max-ids", type=int, default=4, help="registry ids add_callback may hand out (default 4)")
     lc.add_argument("--timeouts", type=int, choices=(0, 1), default=1,
                     help="Queue::sync may time out (default 1)")
-    lc.add_argument("--sync-timeout", type=float, default=0.002,
+    lc.add_argument("--sync-timeout", type=positive_seconds, default=0.002,
                     help="seconds Queue::sync waits before it times out (default 0.002)")
     lc.add_argument("--deactivate", type=int, choices=(0, 1), default=0,
                     help="tools also call deactivate_client_contexts (default 0)")
@@ -67,13 +72,12 @@ def lc_config_from(args: argparse.Namespace) -> LRunConfig:
         raise UsageError(f"unknown lifecycle variant {args.variant!r}{hint} (known: {', '.join(LVARIANTS)})")
     if args.seconds is not None:
         raise UsageError("--seconds is not supported with --model lifecycle (the run has a fixed size: use --ops)")
-    # the header sizes the model: keep them inside what `spmcheck check` accepts (checker/replay.py)
-    checks = [(1 <= args.agents <= 4, "--agents must be in 1..4 for the lifecycle"),
-              (1 <= args.contexts <= 4, "--contexts must be in 1..4"),
-              (1 <= args.tools <= 8, "--tools must be in 1..8"),
-              (1 <= args.dispatches <= 256, "--dispatches must be in 1..256"),
-              (0 <= args.max_ids <= 64, "--max-ids must be in 0..64"),
-              (args.ops is None or args.ops >= 1, "--ops must be >= 1"),
+    # the header sizes the model: the same table `spmcheck check` reads (checker/limits.py)
+    bad = limits.lifecycle_problem({"agents": args.agents, "contexts": args.contexts, "tools": args.tools,
+                                    "dispatches": args.dispatches, "max_ids": args.max_ids})
+    if bad:
+        raise UsageError(f"--{bad.replace('_', '-')} for the lifecycle (the sizes `spmcheck check` accepts)")
+    checks = [(args.ops is None or args.ops >= 1, "--ops must be >= 1"),
               (0.0 <= args.jitter <= 1.0, "--jitter must be in [0, 1]"),
               (args.sync_timeout > 0, "--sync-timeout must be > 0")]
     for ok, msg in checks:
@@ -92,11 +96,10 @@ def config_from(args: argparse.Namespace) -> RunConfig:
     n = args.threads
     updaters = args.updaters if args.updaters is not None else (n if n is not None else 2)
     lookups = args.lookups if args.lookups is not None else (n if n is not None else 2)
-    checks = [(args.agents >= 1, "--agents must be >= 1"),
-              (args.agents <= 8, "--agents must be <= 8 (every agent subset is a scope)"),
-              (updaters >= 0 and lookups >= 0, "thread counts must be >= 0"),
-              (updaters + lookups >= 1, "need at least one thread"),
-              (args.ops is None or args.ops >= 1, "--ops must be >= 1"),
+    bad = limits.core_problem(args.agents, updaters, lookups)
+    if bad:
+        raise UsageError(("--" if "=" in bad else "") + bad + " (the sizes `spmcheck check` accepts)")
+    checks = [(args.ops is None or args.ops >= 1, "--ops must be >= 1"),
               (args.seconds is None or args.seconds > 0, "--seconds must be > 0"),
               (0.0 <= args.jitter <= 1.0, "--jitter must be in [0, 1]"),
               (args.hold >= 0, "--hold must be >= 0")]
@@ -114,7 +117,11 @@ def run(args: argparse.Namespace) -> int:
         cfg = lc_config_from(args) if lifecycle else config_from(args)
     except UsageError as e:
         print(f"spmcheck record: error: {e}", file=sys.stderr)
-        return 2
+        return exitcodes.USAGE
+    bad = output_problem(args.output)
+    if bad:
+        print(f"spmcheck record: error: {bad}", file=sys.stderr)
+        return exitcodes.IO_ERROR
     label = f"lifecycle {cfg.variant}" if lifecycle else cfg.variant
     tty = sys.stderr.isatty()
 
@@ -125,12 +132,24 @@ def run(args: argparse.Namespace) -> int:
     try:
         out = open(args.output, "w", encoding="utf-8")
     except OSError as e:
-        print(f"spmcheck record: error: cannot write {args.output}: {e.strerror}", file=sys.stderr)
-        return 2
-    with out:
-        res = (_lc_record if lifecycle else _record).run(cfg, out, progress if tty else None)  # type: ignore[arg-type]
+        print(f"spmcheck record: error: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+        return exitcodes.IO_ERROR
+    try:
+        with out:
+            res = (_lc_record if lifecycle else _record).run(cfg, out, progress if tty else None)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        print(f"\nspmcheck record: interrupted; {args.output} keeps the events recorded so far, without "
+              "the run_end marker (`spmcheck check` reports it inconclusive)", file=sys.stderr)
+        return exitcodes.INTERRUPTED
+    except OSError as e:  # closing the file flushes nothing of ours (events go through write(2)), but be sure
+        print(f"spmcheck record: error: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+        return exitcodes.IO_ERROR
     if tty:
         sys.stderr.write("\n")
+    if res.write_error:
+        print(f"spmcheck record: error: cannot write {args.output}: {res.write_error} (the trace is "
+              "incomplete)", file=sys.stderr)
+        return exitcodes.IO_ERROR
     size = (f"model=lifecycle variant={cfg.variant} agents={cfg.agents} contexts={cfg.contexts} "  # type: ignore[union-attr]
             f"tools={cfg.tools} dispatches={cfg.dispatches}" if lifecycle else  # type: ignore[union-attr]
             f"variant={cfg.variant} agents={cfg.agents} updaters={cfg.updaters} lookups={cfg.lookups}")  # type: ignore[union-attr]
@@ -139,14 +158,18 @@ def run(args: argparse.Namespace) -> int:
     if res.deadlocked:
         print(f"spmcheck record: the run got stuck (no event for {cfg.stall:.0f}s); trace ends where "
               "the threads stopped", file=sys.stderr)
-        return 3
-    return 0
+        return exitcodes.UNKNOWN
+    return exitcodes.OK
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="spmcheck record")
     add_arguments(p)
-    return run(p.parse_args(argv))
+    args = p.parse_args(argv)
+    try:
+        return run(args)
+    except Exception as e:  # noqa: BLE001 - one line and its own exit code, never a traceback
+        return exitcodes.internal_error("spmcheck record", e)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ from operator import itemgetter
 from typing import BinaryIO, Callable
 
 from spec.backend import CONCRETE
-from spec.events import AnyHeader, Event, Header, LifecycleHeader, value_text
+from spec.events import (END_MARKER_KEY, AnyHeader, Event, Header, LifecycleHeader, RunEnd,
+                         promises_end, value_text)
 from spec.lifecycle.model import LifecycleModel
 from spec.lifecycle.properties import CORE_LPROPS, FINDINGS, LPROPERTIES
 from spec.lifecycle.properties import meta as lmeta
@@ -26,21 +27,17 @@ from spec.properties import PROPERTIES, Property, can_move, no_stuck_threads
 from spec.variants import VARIANTS
 from spec.vocabulary import Config, lock_modes, lv
 
+from . import limits
 from .lockgraph import LockGraph, lock_class
-from .parse import (FORMAT_VERSION, TraceSyntaxError, grammar, parse_line,
-                    read_lines)
+from .parse import (FORMAT_VERSION, MAX_BAD_LINES, TraceSyntaxError, grammar,
+                    parse_line, read_lines)
 from .results import Evidence, FileResult, Finding, Problem, Verdict
 
 MAX_PROBLEMS = 20
 MAX_EVIDENCE = 10
 MEMO_LIMIT = 1_000_000  # transitions kept before the memo is dropped (bounded memory)
-MAX_SIZE = 6  # agents/updaters/lookups accepted from a header (the model is exponential in agents)
 DEADLOCK = "lock-order-acyclic"
 MAX_FINDINGS = 20
-# lifecycle header ranges: set_agents_check has 2^agents actions per context, and every state
-# property walks all dispatches, so the sizes stay where a replay is still instant
-LC_RANGES = {"agents": (1, 4), "contexts": (1, 4), "tools": (1, 8), "dispatches": (1, 256),
-             "max_ids": (0, 64), "timeouts": (0, 1), "deactivate": (0, 1), "destroy": (0, 1)}
 
 
 class _Reads(dict):  # type: ignore[type-arg]
@@ -354,11 +351,8 @@ def _lc_header_problem(h: LifecycleHeader) -> tuple[str, str] | None:
                           f"model={LIFECYCLE}; core traces have no model= key")
     if h.variant not in LVARIANTS:
         return "TRC015", f"unknown lifecycle variant {h.variant!r}; known: {', '.join(LVARIANTS)}"
-    for k, (lo, hi) in LC_RANGES.items():
-        v = getattr(h, k)
-        if not lo <= v <= hi:
-            return "TRC015", f"{k}={v} out of range ({lo}..{hi})"
-    return None
+    bad = limits.lifecycle_problem({k: getattr(h, k) for k in limits.LIFECYCLE})
+    return ("TRC015", bad) if bad else None
 
 
 def _header_problem(h: AnyHeader) -> tuple[str, str] | None:
@@ -368,11 +362,8 @@ def _header_problem(h: AnyHeader) -> tuple[str, str] | None:
         return _lc_header_problem(h)
     if h.variant not in VARIANTS:
         return "TRC015", f"unknown variant {h.variant!r}; known: {', '.join(VARIANTS)}"
-    if not (1 <= h.agents <= MAX_SIZE and 0 <= h.updaters <= MAX_SIZE and 0 <= h.lookups <= MAX_SIZE
-            and h.updaters + h.lookups > 0):
-        return "TRC015", (f"config agents={h.agents} updaters={h.updaters} lookups={h.lookups} out of range "
-                          f"(1..{MAX_SIZE} agents, 0..{MAX_SIZE} threads of each role)")
-    return None
+    bad = limits.core_problem(h.agents, h.updaters, h.lookups)
+    return ("TRC015", f"config agents={h.agents} updaters={h.updaters} lookups={h.lookups}: {bad}") if bad else None
 
 
 class _Run:
@@ -387,6 +378,8 @@ class _Run:
         self.findings: list[Finding] = []
         self.n_findings = 0
         self.failing: tuple[str, ...] = ()  # state findings failing after the previous event
+        self.ended = 0  # line of the run_end marker (0: none seen)
+        self.last_line = 0  # line of the last event or marker read
 
     def finding(self, prop: str, line: int, message: str) -> None:
         self.n_findings += 1
@@ -433,8 +426,10 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             run.finding(pname, n, ("fails at this step: " if at_step else "fails: ") + summary)
         return None
 
-    def advance(stp: Step, n: int, text: str, col: int) -> bool:
-        """Apply one matched step to `state`; False when the replay has to stop here."""
+    def advance(stp: Step, n: int, text: str, col: int, last: bool = False) -> bool:
+        """Apply one matched step to `state`; False when the replay has to stop here. `last`: the
+        line is the file's last and lacks its newline; if it does not replay it was most likely cut
+        inside a token (`mode=sha`), which is a truncation (TRC008), not a protocol verdict."""
         f = stp.fail
         if f is None and stp.findings:
             f = note(stp.findings, n, text, True)
@@ -452,6 +447,9 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             run.stop = (n, f, _evidence(f.reads, eng, lastw, lastt, n, text))  # type: ignore[arg-type]
             if f.verdict is Verdict.MALFORMED:
                 run.problem(f.code, n, col, f.message)
+            elif last:
+                run.problem("TRC008", n, col, f"truncated last line (no newline) that does not replay "
+                            f"as written: {f.verdict.value} ({f.code}: {f.message})")
             return False
         for e in stp.edges if only in (None, DEADLOCK) else ():
             if e not in edge_seen:
@@ -466,6 +464,11 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
         return True
 
     for n, text, err, nl in read_lines(stream):
+        if run.n_problems >= MAX_BAD_LINES:
+            # shown even past the cap of listed problems: it says why the rest was not read
+            run.problems.append(Problem("TRC019", n, 1, f"reading stopped after {MAX_BAD_LINES} bad lines "
+                                        "(junk input?); the rest was not read"))
+            break
         if err is not None:
             run.problem(err.code, err.line, err.col, err.message)
             replaying = False
@@ -484,7 +487,8 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
                     assert isinstance(ev, Event)
                     stp = eng.compute(state, ev, body)  # type: ignore[union-attr]
                 events += 1
-                if not advance(stp, n, text, m.start(g.thread_group) + 2):
+                run.last_line = n
+                if not advance(stp, n, text, m.start(g.thread_group) + 2, not nl):
                     replaying = False
                 continue
         # slow path: comments, header, errors, sequence problems, lines after the replay stopped
@@ -505,7 +509,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
                 replaying = False
                 continue
             seen_any = True
-            header = rec
+            header = replace(rec, file=name, line=n)
             bad = _header_problem(rec)
             if bad:
                 run.problem(bad[0], n, 1, bad[1])
@@ -524,8 +528,13 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
                     run.stop = (n, f0, ())
                     replaying = False
             continue
-        # an event on the slow path
+        # an event or the end marker on the slow path
         ev = rec
+        if run.ended:
+            what = "a second run_end" if isinstance(ev, RunEnd) else "an event"
+            run.problem("TRC020", n, 1, f"{what} after the run_end marker of line {run.ended}")
+            replaying = False
+            continue
         if header is None:
             if not seen_any:
                 run.problem("TRC003", n, 1, "missing header: the first line must be "
@@ -551,13 +560,18 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             replaying = False
         last_seq = ev.seq
         expect = ev.seq + 1
+        run.last_line = n
+        if isinstance(ev, RunEnd):
+            run.ended = n
+            replaying = False  # every later event line must take the slow path (TRC020)
+            continue
         if not replaying:
             continue
         # a valid event the regex did not take (cannot happen for the grammar-derived regex, but
         # Lark is the definition): replay it through the same path, unmemoised
         events += 1
         col = m.start(g.thread_group) + 2 if m is not None else 1  # the thread's column, as on the fast path
-        if not advance(eng.compute(state, ev, None), n, text, col):  # type: ignore[union-attr]
+        if not advance(eng.compute(state, ev, None), n, text, col, not nl):  # type: ignore[union-attr]
             replaying = False
 
     if on_edges is not None:
@@ -617,7 +631,26 @@ def _verdict(run: _Run, header: AnyHeader | None, eng: Engine | None, state: lis
     if run.gap is not None:
         return FileResult(name, Verdict.INCONCLUSIVE, events, run.gap[0], 1, "", "TRC013", run.gap[1],
                           (), (), 0, "", edges)
-    assert eng is not None
+    assert eng is not None and header is not None
+    # Violations and divergences above hold for any continuation (they are about a prefix); what
+    # follows judges the end of the log, which is only the end of the run if nothing was cut off.
+    if not run.ended and promises_end(header):
+        return FileResult(name, Verdict.INCONCLUSIVE, events, run.last_line or header.line, 1, "", "CHK302",
+                          f"run did not finish: no run_end line, though the header ({END_MARKER_KEY}=1) "
+                          "promises one (the writer was interrupted or killed, or the file was cut)",
+                          (), (), 0, "", edges)
+    if events == 0:
+        return FileResult(name, Verdict.INCONCLUSIVE, 0, header.line, 1, "", "CHK303",
+                          "no events: the trace is a header alone, which is almost always a broken capture",
+                          (), (), 0, "", edges)
+    note = "" if run.ended else (f"no run_end marker (a v1 writer without {END_MARKER_KEY}=1): whether the run "
+                                 "finished is not known")
+    return replace(_end_state(name, eng, state, events, lastw, lastt, edges), note=note)
+
+
+def _end_state(name: str, eng: Engine, state: list[object], events: int, lastw: list[int], lastt: list[str],
+               edges: tuple[tuple[str, str, int], ...]) -> FileResult:
+    """The verdict on the state the log ends in: deadlock, a thread inside an operation, or accepted."""
     s = dict(zip(eng.names, state))
     inside = [t for t in eng.model.cfg.threads()
               if s[f"pc.{t}"] != 0]  # label 0 is 'idle' for both roles
@@ -644,15 +677,38 @@ def _verdict(run: _Run, header: AnyHeader | None, eng: Engine | None, state: lis
 
 def check_path(path: str, on_edges: Callable[[list], None] | None = None,
                findings_fail: bool = False, only: str | None = None) -> FileResult:
-    """Check a file by path, or stdin for '-'; unreadable paths are malformed (TRC001)."""
+    """Check a file by path, or stdin for '-'. A path that cannot be read is `unreadable` (TRC001);
+    anything but a regular file (FIFO, character device such as /dev/zero, socket) is refused
+    before a byte is read (TRC018): it may never end, or never start (a FIFO without a writer).
+    The file is opened non-blocking, so even a FIFO swapped in after the check cannot hang."""
+    import os
+    import stat
     import sys
 
     if path == "-":
         return check_stream(sys.stdin.buffer, "<stdin>", on_edges, findings_fail, only)
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        return unreadable(path, "TRC001", f"cannot read {path}: {e.strerror or e}")
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            os.close(fd)
+            return unreadable(path, "TRC001", f"cannot read {path}: is a directory")
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a character device" if stat.S_ISCHR(mode) \
+                else "a block device" if stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "special"
+            return unreadable(path, "TRC018", f"{path} is {kind}, not a regular file: it may never end "
+                              f"(or never start); to check a stream, pipe it to stdin: spmcheck check - < {path}")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as f:
             return check_stream(f, path, on_edges, findings_fail, only)
     except OSError as e:
-        msg = f"cannot read {path}: {e.strerror or e}"
-        return FileResult(path, Verdict.MALFORMED, 0, 0, 0, "", "TRC001", msg, (),
-                          (Problem("TRC001", 0, 0, msg),))
+        return unreadable(path, "TRC001", f"cannot read {path}: {e.strerror or e}")
+
+
+def unreadable(path: str, code: str, msg: str) -> FileResult:
+    """The verdict for a path that was not read: no line, no column (nothing of it was seen)."""
+    return FileResult(path, Verdict.UNREADABLE, 0, 0, 0, "", code, msg)

@@ -21,7 +21,8 @@ def _finding_lines(r: FileResult) -> list[str]:
 def _verdict_lines(r: FileResult) -> list[str]:
     head = f"{r.file}: {r.verdict.value}"
     if r.verdict is Verdict.ACCEPTED:
-        return [f"{head} ({r.events} events)" + (f", {len(r.findings) + r.more_findings} findings" if r.findings else "")]
+        return [f"{head} ({r.events} events)" + (f", {len(r.findings) + r.more_findings} findings" if r.findings else "")
+                + (f"; note: {r.note}" if r.note else "")]
     if r.verdict is Verdict.VIOLATED:
         head += f" {r.prop} at line {r.line}"
     elif r.line:
@@ -33,6 +34,8 @@ def _verdict_lines(r: FileResult) -> list[str]:
             out.append(f"{r.file}: and {r.more_problems} more bad lines")
         if r.partial:
             out.append(f"{r.file}: note: {r.partial}")
+    elif r.line == 0:  # nothing of the file was read (unreadable) or no line is to blame (internal error)
+        out.append(f"{r.file}: [{r.code}] {_one_line(r.message)}")
     else:
         out.append(f"{r.file}:{r.line}:{r.col}: [{r.code}] {_one_line(r.message)}")
     for e in r.evidence:
@@ -62,6 +65,7 @@ def to_dict(r: FileResult) -> dict[str, object]:
         "partial": r.partial or None,
         "findings": [{"property": f.prop, "line": f.line, "message": f.message} for f in r.findings],
         "more_findings": r.more_findings,
+        "note": r.note or None,
     }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from . import exitcodes
+
 
 class Verdict(str, Enum):
     ACCEPTED = "accepted"
@@ -11,11 +13,15 @@ class Verdict(str, Enum):
     DIVERGED = "diverged"
     MALFORMED = "malformed"
     INCONCLUSIVE = "inconclusive"
+    UNREADABLE = "unreadable"  # the path cannot be read at all (missing, directory, device, FIFO)
+    ERROR = "error"  # a bug in the checker while checking this file (never a verdict on the trace)
 
 
-# exit status per verdict; across files the highest wins (documented in traces/FORMAT.md)
-EXIT_CODE = {Verdict.ACCEPTED: 0, Verdict.VIOLATED: 1, Verdict.DIVERGED: 1,
-             Verdict.MALFORMED: 2, Verdict.INCONCLUSIVE: 3}
+# exit status per verdict (checker/exitcodes.py); across files the highest wins (traces/FORMAT.md)
+EXIT_CODE = {Verdict.ACCEPTED: exitcodes.OK, Verdict.VIOLATED: exitcodes.VIOLATED,
+             Verdict.DIVERGED: exitcodes.VIOLATED, Verdict.MALFORMED: exitcodes.USAGE,
+             Verdict.INCONCLUSIVE: exitcodes.UNKNOWN, Verdict.UNREADABLE: exitcodes.IO_ERROR,
+             Verdict.ERROR: exitcodes.INTERNAL}
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,7 @@ class FileResult:
     lock_edges: tuple[tuple[str, str, int], ...] = field(default=())  # (from, to, first line)
     findings: tuple[Finding, ...] = field(default=())  # capped; lifecycle traces only
     more_findings: int = 0  # findings beyond the cap
+    note: str = ""  # a caveat on the verdict, e.g. an accepted v1 trace without its run_end marker
 
     @property
     def exit_code(self) -> int:

@@ -60,6 +60,25 @@ class LifecycleHeader:
 
 AnyHeader = Union[Header, LifecycleHeader]
 
+# Complete-run marker (format v1 extension, traces/FORMAT.md): a writer that promises to end every
+# finished run with `<seq> run_end` says so in its header with `end_marker=1`.
+END_KIND = "run_end"
+END_MARKER_KEY = "end_marker"
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """`<seq> run_end`: the writer finished the run; no event after it was lost."""
+
+    seq: int
+    file: str = field(default="", compare=False)
+    line: int = field(default=0, compare=False)
+
+
+def promises_end(h: "AnyHeader") -> bool:
+    """Whether the header's writer ends every finished run with a run_end line."""
+    return any(k == END_MARKER_KEY and v == "1" for k, v in h.meta)
+
 
 @dataclass(frozen=True, slots=True)
 class Event:

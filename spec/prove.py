@@ -34,6 +34,24 @@ class InternalError(RuntimeError):
     """The two readings disagree on a counterexample: a bug in spmcheck, never a verdict."""
 
 
+class ReplayMismatch(InternalError):
+    """A path the search found does not replay on the concrete reading: the solver's reading of the
+    definition and the concrete one disagree at `step` (1-based, of `steps`). The verdict is
+    `unknown` with that step named (`mismatch_reason`), never a counterexample and never a crash."""
+
+    def __init__(self, step: int, steps: int, what: str, why: str) -> None:
+        super().__init__(f"step {step} of {steps} ('{what}'): {why}")
+        self.step, self.steps, self.what, self.why = step, steps, what, why
+
+
+def mismatch_reason(e: InternalError) -> str:
+    """The `unknown` verdict's reason for a path that does not replay."""
+    if isinstance(e, ReplayMismatch):
+        return (f"search and replay disagree at step {e.step} of {e.steps} ('{e.what}'): {e.why}; "
+                "the path is not a counterexample (the two readings of the definition differ)")
+    return f"search and replay disagree: {e}"
+
+
 def ladder(cfg: Config) -> list[Config]:
     """Small instances first: a path found there is replayed at the requested size."""
     out: list[Config] = []
@@ -134,7 +152,7 @@ def find_path(model: Model, bad_at_for: Callable[[Model], tuple], ok: Callable[[
         try:
             setup = prefix_for(model, target)
         except SetupError as e:
-            raise InternalError(f"settled start state not reproducible: {e}") from e
+            raise ReplayMismatch(0, len(out.actions), "setup", f"settled start state not reproducible: {e}") from e
         race = concretise(model, small, out.actions, setup, ok)
         note = f"found at {small_cfg.describe()}; {out.reason}".rstrip("; ")
         return setup, race, note
@@ -147,21 +165,29 @@ def concretise(model: Model, small: Model, indices: Sequence[int], setup: list[A
     arguments, each the one enabled on the concrete reading), checked to show the target, then
     minimised. A path that does not replay is an InternalError, never a verdict."""
     race: list[Action] = []
-    for i in indices:
+    start_states = execute(model, model.init_state(), setup)
+    if start_states is None:
+        raise ReplayMismatch(0, len(indices), "setup", "the setup prefix is not executable on the concrete reading")
+    state = start_states[-1]
+    for n, i in enumerate(indices, 1):
+        if not 0 <= i < len(small.actions):
+            raise ReplayMismatch(n, len(indices), f"action #{i}", "no such action in the searched instance")
         sa = small.actions[i]
         key = (sa.thread, sa.kind, tuple((k, str(v)) for k, v in sa.static_args().items()))
-        state = execute(model, model.init_state(), setup + race)
-        assert state is not None
-        match = [c for c in model.actions_by_key.get(key, []) if c.enabled(CONCRETE, state[-1])]
+        cands = model.actions_by_key.get(key, [])
+        match = [c for c in cands if c.enabled(CONCRETE, state)]
         if len(match) != 1:
-            raise InternalError(f"BMC step '{sa.describe()}' is not executable on the concrete reading")
+            why = ("no action with this thread, kind and arguments at the requested size" if not cands else
+                   "not enabled on the concrete reading" if not match else
+                   f"{len(match)} concrete actions are enabled (ambiguous)")
+            raise ReplayMismatch(n, len(indices), sa.describe(), why)
         race.append(match[0])
-    start_states = execute(model, model.init_state(), setup)
-    assert start_states is not None
+        state = apply(model, CONCRETE, state, match[0])
     start = start_states[-1]
     st = execute(model, start, race)
     if st is None or not ok(st, race):
-        raise InternalError("BMC path does not show the target on the concrete reading")
+        raise ReplayMismatch(len(indices), len(indices), race[-1].describe() if race else "(empty path)",
+                             "the path replays but does not show the target on the concrete reading")
     return minimise(model, start, race, ok)
 
 
@@ -216,7 +242,7 @@ def witness(model: Model, w: Witness, timeout: float, find: Callable[..., object
     try:
         got = (find or find_path)(model, lambda m: (stages_target(m, w.stages), False), ok, timeout)
     except InternalError as e:
-        return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, f"internal error: {e}")
+        return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, mismatch_reason(e))
     if isinstance(got, tuple):
         steps = sum(len(part) for part in got[:-1])
         return WitnessResult(w.name, w.summary, "reachable", steps, time.monotonic() - t0, str(got[-1]))
@@ -276,7 +302,7 @@ def prove_variant(variant: str, props: Sequence[str], cfg: Config, timeout: floa
                             max(1.0, timeout - (time.monotonic() - t1)))
         except InternalError as e:
             out.append(ProofResult(variant, pname, "unknown", exp, "bmc", "-", "-", time.monotonic() - t1,
-                                   None, (), f"internal error: {e}", src))
+                                   None, (), mismatch_reason(e), src))
             continue
         if isinstance(got, tuple):
             setup, race, note = got
@@ -322,4 +348,4 @@ def write_invariants(variants: Sequence[str], cfg: Config, timeout: float) -> li
     return paths
 
 
-__all__ = ["prove_all", "prove_variant", "write_invariants", "InternalError"]
+__all__ = ["prove_all", "prove_variant", "write_invariants", "InternalError", "ReplayMismatch"]

@@ -15,7 +15,7 @@ BASE = [trace_text(v, Config(2, 2, 2), 120, s).encode() for v, s in
 
 def _mutate(rng: random.Random, data: bytes) -> bytes:
     lines = data.split(b"\n")
-    op = rng.randrange(6)
+    op = rng.randrange(7)
     if op == 0:
         return data[: rng.randrange(len(data))]
     if op == 1:
@@ -28,6 +28,12 @@ def _mutate(rng: random.Random, data: bytes) -> bytes:
         lines[i], lines[i + 1] = lines[i + 1], lines[i]
     elif op == 3 and len(lines) > 1:
         del lines[rng.randrange(len(lines))]
+    elif op == 5 and len(lines) > 1:
+        # a number of 5000 digits (past Python's int() limit of 4300) in the header or an event
+        import re
+
+        i = rng.randrange(len(lines))
+        lines[i] = re.sub(rb"[0-9]+", b"9" * 5000, lines[i], count=1)
     elif op == 4:
         lines.insert(rng.randrange(len(lines)), bytes(rng.randrange(256) for _ in range(rng.randrange(30))))
     else:

@@ -25,7 +25,9 @@ def test_final_run_accepted(seed: int) -> None:
     cfg = LRunConfig("final", ops=20, dispatches=20, max_ids=2, jitter=0.3, seed=seed)
     text, r = record(cfg)
     assert r.verdict is Verdict.ACCEPTED, (r.code, r.message, r.line)
-    kinds = [ln.split()[2] for ln in text.splitlines()[1:]]
+    lines = text.splitlines()
+    assert lines[-1].endswith(" run_end") and r.note == ""  # a finished run ends with its marker
+    kinds = [ln.split()[2] for ln in lines[1:-1]]
     # the run's size is the header's: every dispatch 0..K-1 written, submitted, completed once
     assert kinds.count("dispatch_write") == kinds.count("completion_signal") == 20
     assert kinds.count("add_callback") <= 2

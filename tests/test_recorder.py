@@ -26,9 +26,11 @@ def test_trace_is_seq_ordered_and_has_header() -> None:
     text = record(RunConfig("final", agents=2, updaters=2, lookups=2, ops=50, jitter=0.1, seed=1))
     lines = text.splitlines()
     assert lines[0].startswith("spmcheck-trace v1 variant=final agents=2 updaters=2 lookups=2 seed=1")
+    assert lines[0].endswith(" end_marker=1")  # the recorder promises the marker ...
+    assert lines[-1] == f"{len(lines) - 1} run_end"  # ... and ends a finished run with it
     seqs = [int(ln.split()[0]) for ln in lines[1:]]
     assert seqs == list(range(1, len(seqs) + 1))
-    assert {ln.split()[1] for ln in lines[1:]} == {"u0", "u1", "l0", "l1"}
+    assert {ln.split()[1] for ln in lines[1:-1]} == {"u0", "u1", "l0", "l1"}
 
 
 @pytest.mark.slow  # ~1 s to record, the rest is replay of >100k events
@@ -36,7 +38,7 @@ def test_final_long_run_is_accepted() -> None:
     cfg = RunConfig("final", agents=3, updaters=3, lookups=3, ops=2000, jitter=0.02, seed=7,
                     hold=0.0002)
     text = record(cfg)
-    n = text.count("\n") - 1
+    n = text.count("\n") - 2  # header and run_end
     assert n >= 100_000, n
     assert verdict(text)[0] == "ok"
 

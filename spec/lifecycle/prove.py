@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from ..bmc import search, violation_target
 from ..induction import Inductive, houdini, implies_property, verify_stored
 from ..model import Action
-from ..prove import InternalError, _violates, concretise, render, stored_names
+from ..prove import InternalError, _violates, concretise, mismatch_reason, render, stored_names
 from ..prove import witness as core_witness
 from ..properties import Property, Witness
 from ..results import ProofResult, WitnessResult
@@ -141,7 +141,7 @@ def prove_variant(variant: str, props: Sequence[str], cfg: LConfig, timeout: flo
                             max(1.0, timeout - (time.monotonic() - t1)))
         except InternalError as e:
             out.append(ProofResult(variant, pname, "unknown", exp, "bmc", "-", size, time.monotonic() - t1,
-                                   None, (), f"internal error: {e}", src))
+                                   None, (), mismatch_reason(e), src))
             continue
         if isinstance(got, tuple):
             path, note = got
