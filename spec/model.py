@@ -1,14 +1,47 @@
-"""Instantiate the protocol programs at a fixed size: variables, initial state, action instances."""
+"""Instantiate a protocol definition at a fixed size: variables, initial state, action instances.
+
+The core's definition (`spec.programs.definition`) is read by `spec.lang.finite`: each action
+instance is compiled once into the guard/effect/observation functions `Action` calls, so the
+Z3 encoding, BMC, induction, replay and the recorder all evaluate the one definition.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
 from .backend import Backend, Term
-from .programs import LABELS, Params, StepDef, build_steps, instantiate_params, role_of
+from .lang.finite import Universe, VarDecl, compile_instance, static_of
+from .lang.syntax import Action as LAction
+from .lang.syntax import ScopeParam, Var
+from .programs import definition, role_of
 from .variants import VARIANTS, Variant
-from .vocabulary import Config, State, VarDecl, declare
+from .vocabulary import Config, State
+
+Params = dict[str, object]
+
+
+@dataclass(frozen=True)
+class StepDef:
+    """One action instance's compiled reading, with the definition's metadata.
+
+    `guard`/`effect`/`observed`/`selectors` take `(backend, state, thread, params)` so the
+    lifecycle's hand-written steps (still closures, to be moved onto `spec.lang`) fit the same
+    `Action`.
+    """
+
+    role: str
+    at: str
+    kind: str
+    per: str
+    static: Callable[[Params], dict[str, object]]
+    guard: Callable[[Backend, State, str, Params], list[tuple[str, Term]]]
+    effect: Callable[[Backend, State, str, Params], dict[str, Term]]
+    observed: Callable[[Backend, State, str, Params], dict[str, Term]]
+    source: str
+    selectors: Callable[[Backend, State, str, Params], list[tuple[str, Term]]] = (
+        lambda b, s, t, p: [])
+    defn: LAction | None = None
 
 
 @dataclass(frozen=True)
@@ -59,11 +92,13 @@ class Model:
     def __init__(self, cfg: Config, variant: Variant | str) -> None:
         self.cfg = cfg
         self.variant = VARIANTS[variant] if isinstance(variant, str) else variant
-        self.steps = build_steps(cfg, self.variant)
+        self.protocol = definition(self.variant)
+        self.universe = Universe(self.protocol, {"agent": cfg.agents, "updater": cfg.updaters,
+                                                 "lookup": cfg.lookups})
 
     @cached_property
     def vars(self) -> list[VarDecl]:
-        return declare(self.cfg, LABELS)
+        return self.universe.declare()
 
     @cached_property
     def var_names(self) -> list[str]:
@@ -72,13 +107,15 @@ class Model:
     @cached_property
     def actions(self) -> list[Action]:
         out: list[Action] = []
+        u = self.universe
         for t in self.cfg.threads():
             role = role_of(t)
-            for st in self.steps:
-                if st.role != role:
+            pc = self.protocol.pc[role]
+            for act in self.protocol.actions:
+                if act.role.name != role:
                     continue
-                for p in instantiate_params(self.cfg, self.variant, st):
-                    out.append(Action(len(out), t, st, p))
+                for env in u.bindings(act):
+                    out.append(Action(len(out), t, _step(u, act, t, env, pc), legacy_params(act, env)))
         return out
 
     @cached_property
@@ -118,3 +155,26 @@ def apply(model: Model, b: Backend, s: Mapping[str, Term], act: Action) -> dict[
     nxt = dict(s)
     nxt.update(act.effect(b, s))
     return nxt
+
+
+def legacy_params(act: LAction, env: dict[str, Any]) -> Params:
+    """The parameter names the rest of spec/ uses: `agent`, `scope_name`/`scope`, `enable`."""
+    out: Params = {}
+    for p in act.params:
+        if isinstance(p, ScopeParam):
+            members = env[p.name]
+            out["scope_name"] = "all" if members is None else ",".join(map(str, members))
+            out["scope"] = () if members is None else tuple(members)
+        elif isinstance(p, Var):
+            out[p.name] = env[p.name]
+    out.update(dict(act.consts))
+    return out
+
+
+def _step(u: Universe, act: LAction, thread: str, env: dict[str, Any], pc: Any) -> StepDef:
+    comp = compile_instance(u, act, thread, env, pc)
+    static = static_of(act, env)
+    return StepDef(act.role.name, act.at, act.kind, act.per, lambda p: static,
+                   lambda b, s, t, p: comp.guards(b, s), lambda b, s, t, p: comp.effect(b, s),
+                   lambda b, s, t, p: comp.observed(b, s), act.source,
+                   lambda b, s, t, p: comp.selectors(b, s), act)

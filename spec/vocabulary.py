@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .backend import Backend, Term
+from .lang.finite import VarDecl
+
+__all__ = ["VarDecl"]  # re-exported: the lifecycle still declares its own variables
 
 State = Mapping[str, Term]
 
@@ -44,15 +47,6 @@ class Config:
 
     def describe(self) -> str:
         return f"{self.agents} agents, {self.updaters} updaters, {self.lookups} lookups"
-
-
-@dataclass(frozen=True)
-class VarDecl:
-    name: str
-    kind: str  # "bool" or "int"
-    init: int | bool
-    lo: int = 0
-    hi: int = 1
 
 
 def lock_modes(lock: str) -> tuple[str, ...]:
@@ -92,25 +86,3 @@ def exclusive_free(b: Backend, s: State, cfg: Config, lock: str) -> Term:
         for m in lock_modes(lock):
             terms.append(b.Not(s[lv(lock, m, u)]))
     return b.And(*terms)
-
-
-def declare(cfg: Config, pc_labels: Mapping[str, list[str]]) -> list[VarDecl]:
-    n_u = cfg.updaters
-    out: list[VarDecl] = [VarDecl("rc.all", "int", 0, 0, n_u)]
-    out += [VarDecl(f"rc.{a}", "int", 0, 0, n_u) for a in range(cfg.agents)]
-    out += [VarDecl(f"ser.ex.{a}", "bool", False) for a in range(cfg.agents)]
-    out += [VarDecl(f"ser.en.{a}", "bool", False) for a in range(cfg.agents)]
-    out.append(VarDecl("flag", "bool", False))
-    for lock in cfg.lock_instances():
-        for m in lock_modes(lock):
-            out += [VarDecl(lv(lock, m, t), "bool", False) for t in cfg.threads()]
-    for t in cfg.updater_ids():
-        out.append(VarDecl(f"pc.{t}", "int", 0, 0, len(pc_labels["updater"]) - 1))
-        out += [VarDecl(f"{k}.{t}", "bool", False) for k in ("hold", "enable", "all")]
-        for a in range(cfg.agents):
-            out += [VarDecl(f"{k}.{t}.{a}", "bool", False) for k in ("in", "pend", "was", "wh")]
-    for t in cfg.lookup_ids():
-        out.append(VarDecl(f"pc.{t}", "int", 0, 0, len(pc_labels["lookup"]) - 1))
-        out.append(VarDecl(f"ag.{t}", "int", 0, 0, max(cfg.agents - 1, 0)))
-        out.append(VarDecl(f"sh.{t}", "bool", False))
-    return out

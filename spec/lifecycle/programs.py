@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Callable
 
 from ..backend import Backend, Term
-from ..programs import LABELS, Params, ProgramBuilder, StepDef, _no_guard, pc_of
+from ..model import Params, StepDef
+from ..programs import LABELS, pc_of
 from .variants import LVariant, hook_tags
 from .vocabulary import (
     D_EXITED, D_DONE, D_FLIGHT, D_HOOKED, D_NONE, FREE, P_EMPTY, P_NONE, P_SPM, PUBLISHED, RESERVED,
@@ -38,10 +39,14 @@ def _pc(role: str, label: str) -> int:
     return pc_of(role, label)
 
 
-class LifecycleBuilder(ProgramBuilder):
-    def __init__(self, cfg: LConfig, v: LVariant) -> None:  # type: ignore[override]
-        self.cfg = cfg  # type: ignore[assignment]
-        self.v = v  # type: ignore[assignment]
+def _no_guard(b: Backend, s: State, t: str, p: Params) -> list[tuple[str, Term]]:
+    return []
+
+
+class LifecycleBuilder:
+    def __init__(self, cfg: LConfig, v: LVariant) -> None:
+        self.cfg = cfg
+        self.v = v
         self.steps: list[StepDef] = []
 
     def step(self, role: str, at: str, kind: str, per: str, static: Callable[[Params], dict[str, object]],

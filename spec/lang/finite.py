@@ -1,0 +1,357 @@
+"""The fixed-size reading: sorts instantiated with k elements, compiled to Python once.
+
+Every application of a state function to concrete elements becomes one named scalar (the
+function's `key` template), which is what the Z3 encoding (BMC, induction, Houdini), the stored
+certificates and the concrete replay work on. Each action instance is compiled from the
+definition into three small Python functions of a `Backend` and a state mapping (selectors and
+guards, effect, observations); quantifiers are unrolled over the instance's elements and
+literals folded, so the concrete evaluation costs what a hand-written closure would and the Z3
+reading gets the same terms.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, Callable, Mapping, Sequence
+
+from ..backend import Backend, Term
+from .syntax import (
+    App,
+    BoolDom,
+    BoolParam,
+    Card,
+    Dom,
+    EnumDom,
+    Every,
+    Expr,
+    Func,
+    IntDom,
+    IsAll,
+    Lit,
+    Member,
+    Op,
+    Protocol,
+    Quant,
+    ScopeParam,
+    Sort,
+    SortDom,
+    Var,
+    lift,
+)
+from .syntax import Action as LAction
+
+Elem = Any  # int (agents) or str (threads)
+Env = dict[str, Any]  # bound variable name -> element / scope tuple / bool
+State = Mapping[str, Term]
+
+
+@dataclass(frozen=True)
+class VarDecl:
+    name: str
+    kind: str  # "bool" or "int"
+    init: int | bool
+    lo: int = 0
+    hi: int = 1
+
+
+class Universe:
+    """The elements of every sort at one size: `{leaf sort name: count}`."""
+
+    def __init__(self, proto: Protocol, sizes: Mapping[str, int]) -> None:
+        self.proto = proto
+        self.sizes = dict(sizes)
+
+    def elems(self, s: Sort) -> list[Elem]:
+        if s.parts:
+            return [e for p in s.parts for e in self.elems(p)]
+        n = self.sizes[s.name]
+        return list(range(n)) if not s.prefix else [f"{s.prefix}{i}" for i in range(n)]
+
+    def card(self, s: Sort) -> int:
+        return len(self.elems(s))
+
+    def bound(self, x: int | Card) -> int:
+        return x if isinstance(x, int) else self.card(x.sort) - x.minus
+
+    def key(self, f: Func, args: Sequence[Elem]) -> str:
+        return f.key.format(*args)
+
+    def applications(self, f: Func) -> list[tuple[Elem, ...]]:
+        out: list[tuple[Elem, ...]] = [()]
+        for s in f.args:
+            out = [a + (e,) for a in out for e in self.elems(s)]
+        return out
+
+    def decl(self, f: Func, args: tuple[Elem, ...]) -> VarDecl:
+        d = f.dom
+        name = self.key(f, args)
+        if isinstance(d, BoolDom):
+            return VarDecl(name, "bool", bool(f.init))
+        if isinstance(d, IntDom):
+            return VarDecl(name, "int", int(f.init), self.bound(d.lo), self.bound(d.hi))
+        if isinstance(d, EnumDom):
+            return VarDecl(name, "int", d.index(str(f.init)), 0, len(d.labels) - 1)
+        assert isinstance(d, SortDom)
+        el = self.elems(d.sort)
+        if not all(isinstance(e, int) for e in el):
+            raise TypeError(f"{f.name}: only integer-named sorts can be stored in the finite reading")
+        return VarDecl(name, "int", int(f.init), 0, max(len(el) - 1, 0))
+
+    def declare(self) -> list[VarDecl]:
+        """Variables in layout order: a layout group iterates its first argument jointly."""
+        out: list[VarDecl] = []
+        seen: set[str] = set()
+        groups = list(self.proto.layout) + [(f,) for f in self.proto.funcs]
+        for group in groups:
+            if all(f.name in seen for f in group):
+                continue
+            self._emit(group, (), out)
+            seen.update(f.name for f in group)
+        return out
+
+    def _emit(self, group: Sequence[Func], prefix: tuple[Elem, ...], out: list[VarDecl]) -> None:
+        """Functions of the group whose arity equals the prefix first, then the longer ones
+        iterated jointly over their next argument (pc.u0, hold.u0, in.u0.0, pend.u0.0, ...)."""
+        k = len(prefix)
+        here = [f for f in group if len(f.args) == k]
+        longer = [f for f in group if len(f.args) > k]
+        out += [self.decl(f, prefix) for f in here]
+        if longer:
+            for e in self.elems(longer[0].args[k]):
+                self._emit(longer, prefix + (e,), out)
+
+    def bindings(self, act: LAction) -> list[Env]:
+        """Parameter instances in a fixed order (agents ascending; `all` first, then subsets)."""
+        envs: list[Env] = [{}]
+        for p in act.params:
+            nxt: list[Env] = []
+            for env in envs:
+                if isinstance(p, Var):
+                    nxt += [{**env, p.name: e} for e in self.elems(p.sort)]
+                elif isinstance(p, ScopeParam):
+                    for members in scope_values(self.elems(p.sort) if p.sets else []):
+                        nxt.append({**env, p.name: members})
+                else:
+                    nxt += [{**env, p.name: v} for v in (True, False)]
+            envs = nxt
+        return envs
+
+
+def scope_values(elems: Sequence[Elem]) -> list[tuple[Elem, ...] | None]:
+    """`None` is the `all` scope; then every non-empty subset, smallest first."""
+    out: list[tuple[Elem, ...] | None] = [None]
+    for k in range(1, len(elems) + 1):
+        out += list(combinations(elems, k))
+    return out
+
+
+# ---- compiling expressions to Python source --------------------------------------------------
+
+
+_FOLD: dict[str, Callable[[Any, Any], Any]] = {
+    "eq": operator.eq, "ne": operator.ne, "add": operator.add, "sub": operator.sub,
+    "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+}
+
+
+class _Fold:
+    """A folded literal (known at compile time) or a piece of Python source."""
+
+    __slots__ = ("lit", "src")
+
+    def __init__(self, lit: Any = None, src: str | None = None) -> None:
+        self.lit, self.src = lit, src
+
+    @property
+    def known(self) -> bool:
+        return self.src is None
+
+    def text(self) -> str:
+        return repr(self.lit) if self.src is None else self.src
+
+
+class Compiler:
+    """Compiles expressions of one action instance (its environment fixed) to Python source."""
+
+    def __init__(self, u: Universe, env: Env) -> None:
+        self.u = u
+        self.env = env
+
+    def elem(self, e: Expr) -> Elem:
+        if isinstance(e, Var):
+            return self.env[e.name]
+        if isinstance(e, Lit) and not isinstance(e.value, bool):
+            return e.value
+        raise TypeError(f"the finite reading needs a bound element here, got {e!r}")
+
+    def key(self, a: App) -> str:
+        return self.u.key(a.func, [self.elem(x) for x in a.args])
+
+    def expr(self, e: Expr, hint: Dom | None = None) -> _Fold:
+        if isinstance(e, Lit):
+            if isinstance(e.value, str):
+                if not isinstance(hint, EnumDom):
+                    raise TypeError(f"label {e.value!r} outside an enumeration context")
+                return _Fold(hint.index(e.value))
+            return _Fold(e.value)
+        if isinstance(e, Var):
+            return _Fold(self.env[e.name])
+        if isinstance(e, App):
+            return _Fold(src=f"s[{self.key(e)!r}]")
+        if isinstance(e, Member):
+            members = self.env[e.scope.name]
+            return _Fold(members is not None and self.elem(e.elem) in members)
+        if isinstance(e, BoolParam):
+            return _Fold(self.env[e.name])
+        if isinstance(e, IsAll):
+            return _Fold(self.env[e.scope.name] is None)
+        if isinstance(e, Quant):
+            parts = [Compiler(self.u, {**self.env, e.var.name: x}).expr(e.body)
+                     for x in self.u.elems(e.var.sort)]
+            return self._conn("and" if e.kind == "forall" else "or", parts)
+        assert isinstance(e, Op)
+        return self.op(e, hint)
+
+    def op(self, e: Op, hint: Dom | None) -> _Fold:
+        o = e.op
+        if o in ("and", "or"):
+            return self._conn(o, [self.expr(x) for x in e.args])
+        if o == "not":
+            x = self.expr(e.args[0])
+            return _Fold(not x.lit) if x.known else _Fold(src=f"b.Not({x.src})")
+        if o == "implies":
+            a, c = self.expr(e.args[0]), self.expr(e.args[1])
+            if a.known:
+                return c if a.lit else _Fold(True)
+            if c.known and c.lit:
+                return _Fold(True)
+            return _Fold(src=f"b.Implies({a.text()}, {c.text()})")
+        if o == "ite":
+            c = self.expr(e.args[0])
+            if c.known:
+                return self.expr(e.args[1] if c.lit else e.args[2], hint)
+            a, b = self.expr(e.args[1], hint), self.expr(e.args[2], hint)
+            return _Fold(src=f"b.If({c.src}, {a.text()}, {b.text()})")
+        # binary arithmetic / comparison: an enum label meets the enum function it is compared to
+        l, r = e.args
+        dl = self._dom(l) or self._dom(r)
+        x, y = self.expr(l, dl), self.expr(r, dl)
+        sym = {"eq": "==", "ne": "!=", "add": "+", "sub": "-", "lt": "<", "le": "<=", "gt": ">",
+               "ge": ">="}[o]
+        if x.known and y.known:
+            return _Fold(_FOLD[o](x.lit, y.lit))
+        if o in ("eq", "ne") and (x.known or y.known):
+            lit, other = (x, y) if x.known else (y, x)
+            if isinstance(lit.lit, bool):  # b == True is b, b == False is not b
+                positive = lit.lit == (o == "eq")
+                return _Fold(src=other.src if positive else f"b.Not({other.src})")
+        return _Fold(src=f"({x.text()} {sym} {y.text()})")
+
+    def _dom(self, e: Expr) -> Dom | None:
+        return e.func.dom if isinstance(e, App) else None
+
+    def _conn(self, o: str, parts: list[_Fold]) -> _Fold:
+        absorbing, unit = (False, True) if o == "and" else (True, False)
+        rest = []
+        for x in parts:
+            if x.known:
+                if bool(x.lit) == absorbing:
+                    return _Fold(absorbing)
+                continue
+            rest.append(x.src)
+        if not rest:
+            return _Fold(unit)
+        if len(rest) == 1:
+            return _Fold(src=rest[0])
+        return _Fold(src=f"b.{'And' if o == 'and' else 'Or'}({', '.join(rest)})")  # type: ignore[arg-type]
+
+
+# ---- action instances -----------------------------------------------------------------------
+
+Fn = Callable[[Backend, State], Any]
+
+
+def _build(src: str, name: str) -> Fn:
+    ns: dict[str, Any] = {}
+    exec(compile(src, f"<spmcheck:{name}>", "exec"), ns)  # the source is generated above, never input
+    return ns["f"]  # type: ignore[no-any-return]
+
+
+def _labelled(pairs: list[tuple[str, _Fold]]) -> str:
+    return "[" + ", ".join(f"({lab!r}, {x.text()})" for lab, x in pairs) + "]"
+
+
+@dataclass(frozen=True)
+class Compiled:
+    selectors: Fn
+    guards: Fn
+    effect: Fn
+    observed: Fn
+    writes: tuple[str, ...]
+
+
+def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func) -> Compiled:
+    env = {**env, **dict(act.consts), act.thread.name: thread}
+    c = Compiler(u, env)
+    assert isinstance(pc.dom, EnumDom)
+    tag = f"{act.role.name}.{act.at}.{act.kind}"
+    sel = [(_text(lab, env), c.expr(x)) for lab, x in act.select]
+    guards = [(_text(lab, env), c.expr(x)) for lab, x in act.guard]
+    upd: dict[str, _Fold] = {}
+
+    def put(key: str, val: _Fold) -> None:
+        if key in upd:
+            raise ValueError(f"{tag}: {key} is written twice by one step")
+        upd[key] = val
+
+    for up in act.updates:
+        if isinstance(up, Every):
+            for x in u.elems(up.var.sort):
+                c2 = Compiler(u, {**env, up.var.name: x})
+                put(c2.key(up.target), c2.expr(lift(up.value), up.target.func.dom))
+        else:
+            target, value = up
+            put(c.key(target), c.expr(lift(value), target.func.dom))
+    if act.goto is not None:
+        put(u.key(pc, [thread]), c.expr(act.goto, pc.dom))
+    obs = [(k, c.expr(v)) for k, v in act.observe]
+    return Compiled(
+        _build(f"def f(b, s):\n    return {_labelled(sel)}\n", tag),
+        _build(f"def f(b, s):\n    return {_labelled(guards)}\n", tag),
+        _build("def f(b, s):\n    return {" + ", ".join(f"{k!r}: {v.text()}" for k, v in upd.items())
+               + "}\n", tag),
+        _build("def f(b, s):\n    return {" + ", ".join(f"{k!r}: {v.text()}" for k, v in obs) + "}\n", tag),
+        tuple(upd),
+    )
+
+
+def _text(label: str, env: Env) -> str:
+    """Guard labels may name bound variables: `{t}`, `{a}` (scopes render as `all` or `0,1`)."""
+    return label.format(**{k: render(v) for k, v in env.items()})
+
+
+def render(v: Any) -> str:
+    if v is None:
+        return "all"
+    if isinstance(v, tuple):
+        return ",".join(str(x) for x in v)
+    if isinstance(v, bool):
+        return str(int(v))
+    return str(v)
+
+
+def static_of(act: LAction, env: Env) -> dict[str, object]:
+    """The event keys that select this instance, as the trace writes them."""
+    env = {**env, **dict(act.consts)}
+    out: dict[str, object] = {}
+    for k, v in act.static:
+        if isinstance(v, str):
+            out[k] = v.format(**{n: render(x) for n, x in env.items()})
+        elif isinstance(v, ScopeParam):
+            out[k] = render(env[v.name])
+        elif isinstance(v, BoolParam):
+            out[k] = int(bool(env[v.name]))
+        else:
+            out[k] = env[v.name]
+    return out

@@ -1,0 +1,408 @@
+"""The protocol language: sorts, state over sorts, expressions, actions.
+
+A protocol is data, not code: every guard, update and observation is an expression tree built
+from the constructors below, so each reading (`spec.lang.finite` for the fixed-size prover and
+the recorder, `spec.lang.openworld` for the trace checker, `spec.lang.symbolic` for the any-size
+prover) interprets or compiles the same tree. Nothing here evaluates anything.
+
+Anchor: mypyvy's one AST of sorts, relations and actions read both as Z3 terms and by a concrete
+evaluator (../shared/reference/style-anchors.md §1.1). Operators are overloaded like z3py's, so
+`rc_all() + rc(a) > 0` builds a tree; `==` builds an equation, which is why expressions hash by
+identity.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence, Union
+
+# ---- sorts ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Sort:
+    """A sort of protocol objects (agents, threads, contexts, ...).
+
+    `parts` makes a union sort out of disjoint sub-sorts (a `thread` is an `updater` or a
+    `lookup`); a leaf sort's finite elements are named `prefix + index` (or plain ints when
+    `prefix` is empty, as agents are: their ids appear in lock names and agent sets).
+    """
+
+    name: str
+    prefix: str = ""
+    parts: tuple["Sort", ...] = ()
+
+    def leaves(self) -> tuple["Sort", ...]:
+        return self.parts and tuple(x for p in self.parts for x in p.leaves()) or (self,)
+
+    def contains(self, other: "Sort") -> bool:
+        return other is self or any(p.contains(other) for p in self.parts)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+# ---- value domains --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Card:
+    """The number of elements of a sort (a size-dependent bound of a counter)."""
+
+    sort: Sort
+    minus: int = 0
+
+
+Bound = Union[int, Card]
+
+
+@dataclass(frozen=True)
+class BoolDom:
+    def __repr__(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True)
+class IntDom:
+    """A bounded counter lo..hi (hi may be a sort's cardinality)."""
+
+    lo: Bound = 0
+    hi: Bound = 1
+
+
+@dataclass(frozen=True)
+class EnumDom:
+    """A program counter or other finite enumeration; finite readings store the label index."""
+
+    name: str
+    labels: tuple[str, ...]
+
+    def index(self, label: str) -> int:
+        try:
+            return self.labels.index(label)
+        except ValueError:
+            raise KeyError(f"{label!r} is not a label of {self.name}") from None
+
+
+@dataclass(frozen=True)
+class SortDom:
+    """A value that is an element of a sort (the agent a lookup thread works on)."""
+
+    sort: Sort
+
+
+Dom = Union[BoolDom, IntDom, EnumDom, SortDom]
+BOOL = BoolDom()
+
+# ---- expressions ----------------------------------------------------------------------------
+
+ExprLike = Union["Expr", bool, int, str]
+
+
+class Expr:
+    """An expression node. Subclasses are plain records; the operators only build trees."""
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: object) -> "Expr":  # type: ignore[override]
+        return Op("eq", (self, lift(other)))
+
+    def __ne__(self, other: object) -> "Expr":  # type: ignore[override]
+        return Op("ne", (self, lift(other)))
+
+    def __add__(self, other: ExprLike) -> "Expr":
+        return Op("add", (self, lift(other)))
+
+    def __sub__(self, other: ExprLike) -> "Expr":
+        return Op("sub", (self, lift(other)))
+
+    def __lt__(self, other: ExprLike) -> "Expr":
+        return Op("lt", (self, lift(other)))
+
+    def __le__(self, other: ExprLike) -> "Expr":
+        return Op("le", (self, lift(other)))
+
+    def __gt__(self, other: ExprLike) -> "Expr":
+        return Op("gt", (self, lift(other)))
+
+    def __ge__(self, other: ExprLike) -> "Expr":
+        return Op("ge", (self, lift(other)))
+
+    def __bool__(self) -> bool:
+        raise TypeError("a protocol expression has no truth value; use And/Or/Not/Ite")
+
+
+@dataclass(frozen=True, eq=False)
+class Lit(Expr):
+    """A constant: bool, int, or an enum label (resolved against the domain it meets)."""
+
+    value: bool | int | str
+
+
+@dataclass(frozen=True, eq=False)
+class Var(Expr):
+    """A bound variable: an action parameter or a quantified variable, ranging over `sort`."""
+
+    name: str
+    sort: Sort
+
+
+@dataclass(frozen=True, eq=False)
+class App(Expr):
+    """A state function applied to arguments (element-valued expressions)."""
+
+    func: "Func"
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Op(Expr):
+    """and or not implies ite eq ne add sub lt le gt ge."""
+
+    op: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class Quant(Expr):
+    """`forall` / `exists` over every element of `var.sort`."""
+
+    kind: str
+    var: Var
+    body: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class Member(Expr):
+    """x is a member of the agent-set parameter `scope` (never true of an `all` scope)."""
+
+    elem: Expr
+    scope: "ScopeParam"
+
+
+@dataclass(frozen=True, eq=False)
+class IsAll(Expr):
+    """The agent-set parameter `scope` is `all` (the SDK's empty agent list)."""
+
+    scope: "ScopeParam"
+
+
+def lift(x: object) -> Expr:
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, (bool, int, str)):
+        return Lit(x)
+    raise TypeError(f"cannot use {x!r} in a protocol expression")
+
+
+def And(*xs: ExprLike) -> Expr:
+    return Op("and", tuple(lift(x) for x in xs))
+
+
+def Or(*xs: ExprLike) -> Expr:
+    return Op("or", tuple(lift(x) for x in xs))
+
+
+def Not(x: ExprLike) -> Expr:
+    return Op("not", (lift(x),))
+
+
+def Implies(a: ExprLike, b: ExprLike) -> Expr:
+    return Op("implies", (lift(a), lift(b)))
+
+
+def Ite(c: ExprLike, a: ExprLike, b: ExprLike) -> Expr:
+    return Op("ite", (lift(c), lift(a), lift(b)))
+
+
+def Forall(var: Var, body: ExprLike) -> Expr:
+    return Quant("forall", var, lift(body))
+
+
+def Exists(var: Var, body: ExprLike) -> Expr:
+    return Quant("exists", var, lift(body))
+
+
+TRUE, FALSE = Lit(True), Lit(False)
+
+# ---- state ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Func:
+    """A piece of state: a function from `args` sorts to `dom`, initially `init` everywhere.
+
+    `key` names the finite reading's scalar for one application (`pend.{0}.{1}`), so stored
+    certificates and traces keep their names; `lock` marks a lock-holding relation
+    (`(lock class, mode)`), which the readings use for lock graphs and discipline checks.
+    """
+
+    name: str
+    args: tuple[Sort, ...]
+    dom: Dom
+    init: bool | int | str
+    key: str
+    doc: str = ""
+    lock: tuple[str, str] | None = None
+
+    def __call__(self, *args: Expr) -> App:
+        if len(args) != len(self.args):
+            raise TypeError(f"{self.name} takes {len(self.args)} arguments")
+        for want, a in zip(self.args, args):
+            got = _sort_of(a)
+            if got is not None and not want.contains(got) and not got.contains(want):
+                raise TypeError(f"{self.name}: argument {a} of sort {got} where {want} is expected")
+        return App(self, tuple(args))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def _sort_of(e: Expr) -> Sort | None:
+    if isinstance(e, Var):
+        return e.sort
+    if isinstance(e, App) and isinstance(e.func.dom, SortDom):
+        return e.func.dom.sort
+    return None
+
+
+# ---- actions --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ScopeParam:
+    """An `update_serialization` agent-set argument: `all`, or a non-empty set of agents
+    (`sets=False`: only `all`, the pre-refcount era's one global switch)."""
+
+    name: str
+    sort: Sort
+    sets: bool = True
+
+    def has(self, x: Expr) -> Member:
+        return Member(x, self)
+
+    def is_all(self) -> IsAll:
+        return IsAll(self)
+
+
+@dataclass(frozen=True, eq=False)
+class BoolParam(Expr):
+    """A boolean constant of one action (the `enable` of `enable_serialization`), usable in
+    expressions and in the static keys; bound by `Action.consts`."""
+
+    name: str
+
+
+Param = Union[Var, ScopeParam, BoolParam]
+
+
+@dataclass(frozen=True, eq=False)
+class Every:
+    """An update of `target` at every element `var` of its sort (`var` free in both sides)."""
+
+    var: Var
+    target: App
+    value: Expr
+
+
+Update = Union[tuple[App, Expr], Every]
+
+
+@dataclass(frozen=True)
+class Action:
+    """One step of one role's program: one trace event.
+
+    The acting thread is `thread`; it is at label `at` of `pc` (a selector), the extra selectors
+    `select` pick the instance (the agent a lookup works on), `guard` are the conditions the step
+    waits for, `updates` the state changes (all read the pre-state), `observe` the values the
+    event reports, `static` the event keys that select the action (values: literals, parameters,
+    or `{param}` templates such as `serializer.{a}`).
+    """
+
+    role: Sort
+    at: str
+    kind: str
+    thread: Var
+    params: tuple[Param, ...]
+    static: tuple[tuple[str, str | Param], ...]
+    select: tuple[tuple[str, Expr], ...]
+    guard: tuple[tuple[str, Expr], ...]
+    updates: tuple[Update, ...]
+    observe: tuple[tuple[str, Expr], ...]
+    source: str
+    goto: Expr | None = None
+    consts: tuple[tuple[str, bool | int | str], ...] = ()
+
+    @property
+    def per(self) -> str:
+        """Legacy instance kind: '' one instance, 'agent' per agent, 'scope' per scope x enable."""
+        if any(isinstance(p, ScopeParam) for p in self.params) or self.consts:
+            return "scope"
+        return "agent" if any(isinstance(p, Var) for p in self.params) else ""
+
+
+@dataclass
+class Protocol:
+    """Sorts, state functions (in layout order) and per-role programs of one protocol."""
+
+    name: str
+    sorts: list[Sort] = field(default_factory=list)
+    funcs: list[Func] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    pc: dict[str, Func] = field(default_factory=dict)  # role name -> its program counter
+    layout: list[tuple[Func, ...]] = field(default_factory=list)
+
+    def func(self, name: str) -> Func:
+        for f in self.funcs:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    def leaf_sorts(self) -> list[Sort]:
+        out: list[Sort] = []
+        for s in self.sorts:
+            for leaf in s.leaves():
+                if leaf not in out:
+                    out.append(leaf)
+        return out
+
+
+# ---- a small builder that keeps definitions short -------------------------------------------
+
+
+class Builder:
+    """Declares state and appends actions; `lay` groups functions for the finite layout."""
+
+    def __init__(self, name: str) -> None:
+        self.p = Protocol(name)
+
+    def sort(self, name: str, prefix: str = "", parts: Sequence[Sort] = ()) -> Sort:
+        s = Sort(name, prefix, tuple(parts))
+        self.p.sorts.append(s)
+        return s
+
+    def state(self, name: str, args: Sequence[Sort], dom: Dom, init: bool | int | str, key: str,
+              doc: str = "", lock: tuple[str, str] | None = None) -> Func:
+        f = Func(name, tuple(args), dom, init, key, doc, lock)
+        self.p.funcs.append(f)
+        return f
+
+    def lay(self, *groups: tuple[Func, ...]) -> None:
+        self.p.layout.extend(groups)
+
+    def action(self, role: Sort, at: str, kind: str, thread: Var, *,
+               params: Iterable[Param] = (),
+               static: Mapping[str, str | Param] | None = None,
+               select: Iterable[tuple[str, Expr]] = (),
+               guard: Iterable[tuple[str, Expr]] = (),
+               updates: Iterable[Update] = (),
+               goto: ExprLike | None = None,
+               observe: Mapping[str, ExprLike] | None = None,
+               consts: Mapping[str, bool | int | str] | None = None,
+               source: str = "") -> Action:
+        ups = list(updates)
+        act = Action(role, at, kind, thread, tuple(params), tuple((static or {}).items()),
+                     tuple(select), tuple(guard), tuple(ups),
+                     tuple((k, lift(v)) for k, v in (observe or {}).items()), source,
+                     None if goto is None else lift(goto), tuple((consts or {}).items()))
+        self.p.actions.append(act)
+        return act
