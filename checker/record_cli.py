@@ -2,6 +2,8 @@
 
 `--model core` (default): the QueueController serialization (checker/runtime.py, threads u*/l*).
 `--model lifecycle`: the SPM context lifecycle (checker/lc_runtime.py, threads t*/d0/h0).
+`--impl cpp`: the C++ implementation in cpp/ (std::thread, std::shared_mutex, unordered containers,
+built on demand by checker/cpp_build.py) instead of the Python runtime, for either model.
 
 Exit codes (checker/exitcodes.py): 0 recorded, 2 bad arguments, 3 the run deadlocked (the trace is
 still written and ends where the threads got stuck — that is a finding, e.g. for
@@ -29,6 +31,10 @@ from .record import RunConfig
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", choices=("core", "lifecycle"), default="core",
                         help="which protocol to run (default core)")
+    parser.add_argument("--impl", choices=("python", "cpp"), default="python",
+                        help="python: checker/runtime.py (default); cpp: the C++ implementation in cpp/")
+    parser.add_argument("--tsan", action="store_true",
+                        help="--impl cpp: run the ThreadSanitizer build (a race report fails the run)")
     parser.add_argument("--variant", required=True,
                         help=f"core: one of {', '.join(VARIANTS)}; lifecycle: one of {', '.join(LVARIANTS)}")
     parser.add_argument("--agents", type=int, default=2, help="GPU agents (default 2)")
@@ -112,6 +118,10 @@ def config_from(args: argparse.Namespace) -> RunConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "impl", "python") == "cpp":
+        from .record_cpp import run_cpp
+
+        return run_cpp(args)
     lifecycle = getattr(args, "model", "core") == "lifecycle"
     try:
         cfg = lc_config_from(args) if lifecycle else config_from(args)

@@ -1,0 +1,69 @@
+"""`spmcheck record --impl cpp`: map the record options onto cpp/'s spmcheck-impl and run it.
+
+Exit codes as `spmcheck record`: 0 recorded, 2 bad arguments / no compiler / build failed,
+3 the run got stuck (killed after its time limit), 4 ThreadSanitizer reported a race (--tsan).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+from .cpp_build import BuildError, binary
+
+CPP_CORE_VARIANTS = ("final", "caller-flag", "stale-lookup", "apply-after-unlock", "pre-fix", "global-flag")
+CPP_LC_VARIANTS = ("final", "slot-cleared-first", "exit-over-active", "positive-tags", "unscoped-hooks",
+                   "conflict-scan-unlocked", "publish-after-unlock", "unconditional-stop-disable",
+                   "set-agents-race", "process-wide-batching", "pr-758072b")
+TSAN_EXIT = 66
+
+
+def command(args: argparse.Namespace, exe: str) -> list[str]:
+    """spmcheck-impl argv for these record options (raises ValueError on an unsupported one)."""
+    lifecycle = getattr(args, "model", "core") == "lifecycle"
+    known = CPP_LC_VARIANTS if lifecycle else CPP_CORE_VARIANTS
+    if args.variant not in known:
+        raise ValueError(f"--impl cpp has no {'lifecycle' if lifecycle else 'core'} variant {args.variant!r} "
+                         f"(known: {', '.join(known)})")
+    if args.seconds is not None:
+        raise ValueError("--seconds is not supported with --impl cpp (use --ops)")
+    cmd = [exe, "--model", "lifecycle" if lifecycle else "core", "--variant", args.variant,
+           "--agents", str(args.agents), "--seed", str(args.seed), "--jitter", str(args.jitter),
+           "-o", args.output]
+    if lifecycle:
+        if args.deactivate or args.destroy:
+            raise ValueError("--impl cpp does not run the deactivate/destroy scenarios (use --impl python)")
+        cmd += ["--contexts", str(args.contexts), "--tools", str(args.tools), "--dispatches", str(args.dispatches),
+                "--max-ids", str(args.max_ids), "--timeouts", str(args.timeouts),
+                "--sync-timeout-us", str(max(1, round(args.sync_timeout * 1e6)))]
+        if args.ops is not None:
+            cmd += ["--ops", str(args.ops)]
+        return cmd
+    n = args.threads
+    updaters = args.updaters if args.updaters is not None else (n if n is not None else 2)
+    lookups = args.lookups if args.lookups is not None else (n if n is not None else 2)
+    cmd += ["--updaters", str(updaters), "--lookups", str(lookups), "--hold-us", str(round(args.hold * 1e6))]
+    if args.ops is not None:
+        cmd += ["--ops", str(args.ops)]
+    return cmd
+
+
+def run_cpp(args: argparse.Namespace, timeout: float = 300.0) -> int:
+    try:
+        exe = binary(tsan=bool(getattr(args, "tsan", False)))
+        cmd = command(args, str(exe))
+    except (BuildError, ValueError) as e:
+        print(f"spmcheck record: error: {e}", file=sys.stderr)
+        return 2
+    env = dict(os.environ)
+    env.setdefault("TSAN_OPTIONS", f"halt_on_error=1 exitcode={TSAN_EXIT}")
+    try:
+        r = subprocess.run(cmd, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"spmcheck record: the C++ run did not finish within {timeout:.0f}s (stuck?)", file=sys.stderr)
+        return 3
+    if r.returncode == TSAN_EXIT:
+        print("spmcheck record: ThreadSanitizer reported a data race (see above)", file=sys.stderr)
+        return 4
+    return 0 if r.returncode == 0 else 2

@@ -1,0 +1,75 @@
+// Core run: updater threads u<i> hold references (enable a scope, hold, disable the same scope,
+// like a context start/stop) while lookup threads l<i> call serializer() for random agents.
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "options.hpp"
+#include "pause.hpp"
+#include "queue_controller.hpp"
+#include "thread_names.hpp"
+
+namespace impl {
+
+namespace {
+void seed_thread(const options& o, char role, int i) {
+    auto& p = pause_config();
+    p.rng.seed(o.seed * 1000003u + static_cast<std::uint64_t>(role) * 131u + static_cast<std::uint64_t>(i));
+    p.jitter = o.jitter;
+    spmcheck::trace::set_thread_name(trace_thread_name(role, i));
+}
+
+void hold(const options& o) {
+    auto& p = pause_config();
+    if (o.hold_us <= 0) return;
+    auto us = std::uniform_int_distribution<int>(0, o.hold_us)(p.rng);
+    std::this_thread::sleep_for(std::chrono::microseconds(us));
+}
+}  // namespace
+
+int run_core(const options& o) {
+    core_variant v;
+    if (!core_variant_named(o.variant, v)) {
+        std::fprintf(stderr, "spmcheck-impl: unknown core variant '%s' (known: %s)\n", o.variant.c_str(),
+                     core_variant_names());
+        return 2;
+    }
+    QueueController qc(v, o.agents);
+    spmcheck::trace::core_header(o.variant, o.agents, o.updaters, o.lookups,
+                                 " seed=" + std::to_string(o.seed) + " ops=" + std::to_string(o.ops) +
+                                     " source=spmcheck-impl-cpp");
+    const auto& ids = qc.agents();
+    std::vector<std::thread> threads;
+    for (int i = 0; i < o.updaters; ++i)
+        threads.emplace_back([&, i] {
+            seed_thread(o, 'u', i);
+            auto& rng = pause_config().rng;
+            for (int k = 0; k < o.ops; ++k) {
+                agent_handle_set_t scope;  // empty = all agents
+                if (!v.global_flag) {
+                    // `all` or any non-empty subset, uniformly over the 2^agents choices
+                    auto m = std::uniform_int_distribution<std::uint64_t>(0, (1u << o.agents) - 1)(rng);
+                    for (int a = 0; a < o.agents; ++a)
+                        if (m >> a & 1u) scope.insert(ids[static_cast<std::size_t>(a)]);
+                }
+                qc.enable_serialization(scope);
+                hold(o);
+                qc.disable_serialization(scope);
+                pause_point();
+            }
+        });
+    for (int i = 0; i < o.lookups; ++i)
+        threads.emplace_back([&, i] {
+            seed_thread(o, 'l', i);
+            auto& rng = pause_config().rng;
+            for (int k = 0; k < o.ops; ++k) {
+                auto a = std::uniform_int_distribution<int>(0, o.agents - 1)(rng);
+                qc.serializer(ids[static_cast<std::size_t>(a)]);
+                pause_point();
+            }
+        });
+    for (auto& t : threads) t.join();
+    return 0;
+}
+
+}  // namespace impl

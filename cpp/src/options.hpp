@@ -1,0 +1,33 @@
+// Command-line options of spmcheck-impl (both models).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace impl {
+
+struct options {
+    std::string model = "core";
+    std::string variant = "final";
+    std::string output;
+    int agents = 2;
+    int updaters = 2;
+    int lookups = 2;
+    int ops = 200;          // core: enable/disable pairs per updater, serializer() calls per lookup
+    double jitter = 0.2;    // probability of a pause at each lock boundary
+    int hold_us = 20;       // core: max microseconds a holder keeps its reference
+    std::uint64_t seed = 0;
+    // lifecycle
+    int contexts = 2;
+    int tools = 2;
+    int dispatches = 40;
+    int max_ids = 4;
+    int tool_ops = 30;
+    bool timeouts = true;
+    int sync_timeout_us = 2000;
+};
+
+int run_core(const options& o);
+int run_lifecycle(const options& o);
+
+}  // namespace impl

@@ -1,0 +1,29 @@
+// Chaos-scheduler jitter at lock boundaries: with probability `jitter` a thread yields or sleeps
+// a few microseconds, widening exactly the windows the lock scopes leave open. Per-thread RNG.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+namespace impl {
+
+struct pause_state {
+    std::mt19937_64 rng{0};
+    double jitter = 0.0;
+    std::uint32_t max_sleep_us = 50;
+};
+pause_state& pause_config();  // this thread's
+void pause_point();
+
+// No jitter inside this scope (the lifecycle runs QueueController calls at its own grain).
+class no_pause {
+public:
+    no_pause() : _saved(pause_config().jitter) { pause_config().jitter = 0.0; }
+    no_pause(const no_pause&) = delete;
+    no_pause& operator=(const no_pause&) = delete;
+    ~no_pause() { pause_config().jitter = _saved; }
+private:
+    double _saved;
+};
+
+}  // namespace impl
