@@ -168,6 +168,9 @@ def cmd_prove(args: argparse.Namespace) -> int:
                                  lvariants if args.model != "core" else [], lprops)
     cfg = _config(args)
     lcfg = _lconfig(args)
+    certs = _cert_mode(args)
+    if isinstance(certs, int):
+        return certs
     run_core = args.model in ("core", "all") and variants and props
     lpairs = _lifecycle_pairs(lvariants, lprops, bool(args.variant or args.property)) \
         if args.model in ("lifecycle", "all") else []
@@ -196,16 +199,16 @@ def cmd_prove(args: argparse.Namespace) -> int:
         from spec.lifecycle.prove import prove_pairs
 
         with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
-            fut = pool.submit(prove_all, variants, props, cfg, args.timeout)
-            lresults = prove_pairs(lpairs, lcfg, args.timeout, progress)
+            fut = pool.submit(prove_all, variants, props, cfg, args.timeout, certs=certs)
+            lresults = prove_pairs(lpairs, lcfg, args.timeout, progress, certs=certs)
             progress("waiting for the core table")
             results = fut.result()
     else:
-        results = prove_all(variants, props, cfg, args.timeout, progress) if run_core else []
+        results = prove_all(variants, props, cfg, args.timeout, progress, certs=certs) if run_core else []
         if lpairs:
             from spec.lifecycle.prove import prove_pairs
 
-            lresults = prove_pairs(lpairs, lcfg, args.timeout, progress)
+            lresults = prove_pairs(lpairs, lcfg, args.timeout, progress, certs=certs)
     if tty:
         sys.stderr.write("\r\033[K")
     code = exit_code(results + lresults)
@@ -226,6 +229,19 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
             print(("\n" if results else "") + render_lc(lresults, lcfg.describe(), _any_size, verbose=not args.brief))
     return json_code or code
+
+
+def _cert_mode(args: argparse.Namespace) -> str | int:
+    """--fresh: search everything; --update: search and rewrite spec/certs/ in the checkout."""
+    if getattr(args, "update", False):
+        from spec.certs import CertError, checkout_certs_dir
+
+        try:
+            checkout_certs_dir()
+        except CertError as e:
+            return _usage(str(e))
+        return "update"
+    return "fresh" if getattr(args, "fresh", False) else "use"
 
 
 def _io_error(msg: str) -> int:
@@ -300,14 +316,18 @@ def cmd_cex(args: argparse.Namespace) -> int:
         from spec.lifecycle.trace import cex_trace as lc_trace
 
         lcfg = _lconfig(args)
-        (r,) = prove_lc(args.variant, [args.property], lcfg, args.timeout)
+        (r,) = prove_lc(args.variant, [args.property], lcfg, args.timeout, certs=_cex_certs(args))
         return _write_cex(args, r, lambda: lc_trace(r, lcfg))
     cfg = _config(args)
     from spec.prove import prove_variant
     from spec.report import cex_trace
 
-    (r,) = prove_variant(args.variant, [args.property], cfg, args.timeout)
+    (r,) = prove_variant(args.variant, [args.property], cfg, args.timeout, certs=_cex_certs(args))
     return _write_cex(args, r, lambda: cex_trace(r, cfg))
+
+
+def _cex_certs(args: argparse.Namespace) -> str:
+    return "fresh" if args.fresh else "use"
 
 
 def _write_cex(args: argparse.Namespace, r: "ProofResult", render: Callable[[], str]) -> int:
@@ -364,6 +384,11 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--model", choices=("core", "lifecycle", "all"), default="all",
                     help="core: update_serialization()/serializer(); lifecycle: SPM contexts, hooks, "
                          "drain, tags, gate (default: all)")
+    pr.add_argument("--fresh", action="store_true",
+                    help="ignore the stored counterexamples and witness paths (spec/certs/) and search for every "
+                         "answer; the stored invariants are re-checked by Z3 either way")
+    pr.add_argument("--update", action="store_true",
+                    help="search like --fresh and rewrite spec/certs/ in the source checkout with what was found")
     pr.add_argument("--parametric", action="store_true",
                     help="run the inductive proofs over unbounded sorts (any number of agents/threads)")
     _lifecycle_args(pr, with_model=False)
@@ -373,6 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
     cx.add_argument("--variant", required=True, metavar="NAME")
     cx.add_argument("--property", required=True, metavar="NAME")
     cx.add_argument("-o", "--output", required=True, metavar="FILE", help="'-' for stdout")
+    cx.add_argument("--fresh", action="store_true", help="search instead of replaying a stored counterexample")
     _size_args(cx)
     _lifecycle_args(cx)
     cx.set_defaults(func=cmd_cex)

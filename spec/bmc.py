@@ -6,12 +6,12 @@ says "not within k steps" — never reported as a proof.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import z3
 
+from .budget import Budget, as_budget
 from .model import Model
 from .properties import Property, StateFn
 from .z3_encoding import Z3, Transition, _b, init_constraint, make_state
@@ -52,21 +52,12 @@ class Unroller:
         return t
 
 
-def _check(solver: z3.Solver, deadline: float) -> tuple[z3.CheckSatResult, str]:
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
-        return z3.unknown, "timeout"
-    solver.set("timeout", max(1, int(remaining * 1000)))
-    r = solver.check()
-    return r, (solver.reason_unknown() if r == z3.unknown else "")
-
-
 def search(
     model: Model,
     bad_at: Callable[[Unroller, int], z3.BoolRef],
     needs_step: bool,
     max_depth: int,
-    timeout: float,
+    timeout: float | Budget,
     trans: Transition | None = None,
     settled_init: bool = False,
     schedule: Sequence[int] | None = None,
@@ -77,7 +68,7 @@ def search(
     `needs_step`: the target refers to the choice at step k (a step property), so T_k is asserted
     before checking and the path found has k+1 actions.
     """
-    deadline = time.monotonic() + timeout
+    budget = as_budget(timeout)
     u = Unroller(model, trans)
     u.trans.activate()
     solver = z3.SolverFor("QF_FD")
@@ -93,13 +84,13 @@ def search(
         # any path found is a path of the full model
         u.allowed = [a.index for a in model.actions if a.thread in threads]
     if schedule is not None:
-        return _scheduled(model, u, [start], bad_at, needs_step, schedule, deadline)
+        return _scheduled(model, u, [start], bad_at, needs_step, schedule, budget)
     for k in range(max_depth + 1):
         if needs_step:
             solver.add(u.step(k))
         solver.push()
         solver.add(bad_at(u, k))
-        r, why = _check(solver, deadline)
+        r, why = budget.check(solver)
         if r == z3.sat:
             m = solver.model()
             n = k + 1 if needs_step else k
@@ -154,7 +145,7 @@ def stages_target(model: Model, stages: Sequence[StateFn]) -> Callable[[Unroller
 
 
 def _scheduled(model: Model, u: Unroller, base: list[z3.BoolRef], bad_at: Callable[[Unroller, int], z3.BoolRef],
-               needs_step: bool, schedule: Sequence[int], deadline: float) -> BmcOutcome:
+               needs_step: bool, schedule: Sequence[int], budget: Budget) -> BmcOutcome:
     """Deepening in strides over a stuttering transition relation: depth k covers all paths <= k.
 
     Unsat queries grow steeply with depth on this model while sat ones stay cheap, so strides
@@ -172,7 +163,7 @@ def _scheduled(model: Model, u: Unroller, base: list[z3.BoolRef], bad_at: Callab
         for i in range(k + (1 if needs_step else 0)):
             solver.add(u.step(i))
         solver.add(bad_at(u, k))
-        r, why = _check(solver, deadline)
+        r, why = budget.check(solver)
         if r == z3.sat:
             m = solver.model()
             n = k + 1 if needs_step else k

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import z3
 
 from .backend import CONCRETE
+from .budget import Budget, as_budget
 from .invariants import Candidate, candidates
 from .model import Model, apply
 from .properties import Property
@@ -28,6 +29,10 @@ class Inductive:
     reason: str = ""
     seconds: float = 0.0
     rounds: int = 0
+    # the kept conjuncts as Z3 terms over `trans.S` of the relation they were checked with, so the
+    # implication queries that follow do not rebuild thousands of terms per property
+    terms: tuple = field(default=(), compare=False, repr=False)
+    trans: object = field(default=None, compare=False, repr=False)
 
 
 def sample_states(model: Model, walks: int = 40, depth: int = 60, seed: int = 7) -> list[dict]:
@@ -58,13 +63,16 @@ def _concrete(model: Model, m: z3.ModelRef, state: dict) -> dict:
     return out
 
 
-def houdini(model: Model, trans: Transition, timeout: float, pool: list[Candidate] | None = None,
+def houdini(model: Model, trans: Transition, timeout: float | Budget, pool: list[Candidate] | None = None,
             samples: list[dict] | None = None) -> Inductive:
     """`pool`: candidate conjuncts (default: the core model's families); `samples`: reachable
     states used to drop candidates cheaply before any solver call."""
     trans.activate()
     t0 = time.monotonic()
-    deadline = t0 + timeout
+    budget = as_budget(timeout)
+    why = budget.exhausted()
+    if why:  # before the candidate filtering, which costs seconds of Python
+        return Inductive("unknown", (), why)
     init = model.init_state()
     cands = [c for c in (pool if pool is not None else candidates(model)) if c.fn(CONCRETE, init)]
     for st in (samples if samples is not None else sample_states(model)):
@@ -82,17 +90,13 @@ def houdini(model: Model, trans: Transition, timeout: float, pool: list[Candidat
     rounds = 0
     while True:
         rounds += 1
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return Inductive("unknown", tuple(cands), "timeout", time.monotonic() - t0, rounds)
-        s.set("timeout", max(1, int(remaining * 1000)))
         s.push()
         s.add(z3.Not(z3.And(*[post[c.name] for c in cands])))
-        r = s.check(*[lit[c.name] for c in cands])
+        r, why = budget.check(s, *[lit[c.name] for c in cands])
         if r == z3.unsat:
             return Inductive("inductive", tuple(cands), "", time.monotonic() - t0, rounds)
         if r == z3.unknown:
-            return Inductive("unknown", tuple(cands), s.reason_unknown(), time.monotonic() - t0, rounds)
+            return Inductive("unknown", tuple(cands), why, time.monotonic() - t0, rounds)
         nxt = _concrete(model, s.model(), S2)
         s.pop()
         before = len(cands)
@@ -108,14 +112,14 @@ class ImplResult:
     reason: str = ""
 
 
-def implies_property(model: Model, trans: Transition, inv: Inductive, prop: Property, timeout: float) -> ImplResult:
+def implies_property(model: Model, trans: Transition, inv: Inductive, prop: Property,
+                     timeout: float | Budget) -> ImplResult:
     if inv.status != "inductive":
         return ImplResult("unknown", inv.reason)
     trans.activate()
     S = trans.S
     s = _solver()
-    s.set("timeout", max(1, int(timeout * 1000)))
-    s.add(*[_b(c.fn(Z3, S)) for c in inv.kept])
+    s.add(*(inv.terms if inv.trans is trans and inv.terms else [_b(c.fn(Z3, S)) for c in inv.kept]))
     if prop.state is not None:
         s.add(z3.Not(_b(prop.state(Z3, S, model))))
     else:
@@ -123,15 +127,15 @@ def implies_property(model: Model, trans: Transition, inv: Inductive, prop: Prop
         watched = [a for a in model.actions if prop.watches(a)]
         s.add(trans.formula)
         s.add(z3.Or(*[z3.And(trans.c == a.index, z3.Not(_b(prop.step(Z3, S, model, a)))) for a in watched]))
-    r = s.check()
+    r, why = as_budget(timeout).check(s)
     if r == z3.unsat:
         return ImplResult("proved")
     if r == z3.unknown:
-        return ImplResult("unknown", s.reason_unknown())
+        return ImplResult("unknown", why)
     return ImplResult("not-implied", "the inductive invariant found does not imply the property")
 
 
-def verify_stored(model: Model, trans: Transition, names: list[str], timeout: float,
+def verify_stored(model: Model, trans: Transition, names: list[str], timeout: float | Budget,
                   pool: list[Candidate] | None = None) -> Inductive:
     """Check a stored invariant (candidate names): holds in Init and is inductive, in one query.
 
@@ -148,12 +152,14 @@ def verify_stored(model: Model, trans: Transition, names: list[str], timeout: fl
     if not all(c.fn(CONCRETE, init) for c in chosen):
         return Inductive("unknown", tuple(chosen), "stored invariant fails in Init")
     s = _solver()
-    s.set("timeout", max(1, int(timeout * 1000)))
+    pre = tuple(_b(c.fn(Z3, trans.S)) for c in chosen)
     s.add(trans.formula)
-    s.add(*[_b(c.fn(Z3, trans.S)) for c in chosen])
-    s.add(z3.Not(z3.And(*[_b(c.fn(Z3, trans.S2)) for c in chosen])))
-    r = s.check()
+    s.add(*pre)
+    # the post-state copy by one substitution (one C call) instead of rebuilding every conjunct
+    post = z3.substitute(z3.And(*pre), *[(trans.S[n], trans.S2[n]) for n in model.var_names])
+    s.add(z3.Not(post))
+    r, why = as_budget(timeout).check(s)
     if r == z3.unsat:
-        return Inductive("inductive", tuple(chosen), "", time.monotonic() - t0, 1)
+        return Inductive("inductive", tuple(chosen), "", time.monotonic() - t0, 1, pre, trans)
     return Inductive("unknown", tuple(chosen), "stored invariant is not inductive" if r == z3.sat
-                     else s.reason_unknown(), time.monotonic() - t0, 1)
+                     else why, time.monotonic() - t0, 1)

@@ -1,16 +1,16 @@
 """Static lock-acquisition graph (P5), derived from the actions by exhaustive exploration.
 
 Every reachable state of a small instance (each role once, two agents) is visited with the
-concrete reading; each enabled `lock_acquire` contributes edges held-class -> acquired-class.
+concrete reading (spec.explore's successor function, breadth first); each enabled `lock_acquire` contributes edges held-class -> acquired-class.
 Lock classes follow lockdep: `serializer.<a>` are one class `serializer`.
 """
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from functools import lru_cache
 
-from .backend import CONCRETE
-from .model import Model, apply
+from .model import Model
 from .vocabulary import Config, lock_modes, lv
 
 
@@ -34,31 +34,31 @@ class LockGraph:
     states: int
 
 
+@lru_cache(maxsize=None)  # a pure function of its arguments; the core and the lifecycle both ask
 def explore_edges(variant: str, cfg: Config = Config(1, 1, 1), cap: int = 200_000) -> LockGraph:
     import networkx as nx
 
+    from .explore import Explorer
+
     m = Model(cfg, variant)
-    start = m.init_state()
-    key = lambda s: tuple(s[n] for n in m.var_names)  # noqa: E731
-    seen = {key(start)}
+    ex = Explorer(m)
+    start = ex.as_tuple(m.init_state())
+    seen = {start}
     todo = deque([start])
     edges: dict[tuple[str, str], LockEdge] = {}
     locks = cfg.lock_instances()
+    held_idx = {(t, lk): [ex.index[lv(lk, mode, t)] for mode in lock_modes(lk)] for t in cfg.threads() for lk in locks}
     while todo and len(seen) < cap:
-        s = todo.popleft()
-        for a in m.actions:
-            if not a.enabled(CONCRETE, s):
-                continue
+        t = todo.popleft()
+        for a, n in ex.successors(t):
             if a.kind == "lock_acquire":
                 dst = str(a.static_args()["lock"])
                 for held in locks:
-                    if any(s[lv(held, mode, a.thread)] for mode in lock_modes(held)):
+                    if any(t[i] for i in held_idx[(a.thread, held)]):
                         e = (lock_class(held), lock_class(dst))
                         edges.setdefault(e, LockEdge(e[0], e[1], a.thread, a.label))
-            n = apply(m, CONCRETE, s, a)
-            k = key(n)
-            if k not in seen:
-                seen.add(k)
+            if n not in seen:
+                seen.add(n)
                 todo.append(n)
     g = nx.DiGraph()
     g.add_edges_from(edges)

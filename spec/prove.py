@@ -16,6 +16,8 @@ import z3
 
 from .backend import CONCRETE
 from .bmc import search, stages_target, violation_target
+from .budget import Budget, as_budget
+from .certs import CertStore, as_store
 from .events import value_text
 from .expected import expected
 from .induction import Inductive, houdini, implies_property, verify_stored
@@ -127,21 +129,76 @@ def minimise(model: Model, start: dict, acts: list[Action], ok: Callable[[list[d
     return acts
 
 
+BFS_STATES = 80_000  # states per ladder rung before breadth-first search hands over to BMC
+
+
+def bfs_ladder(model: Model, rungs: Sequence, make: Callable[[object], Model], bfs_target: Callable[[Model], dict],
+               ok: Callable[[list[dict], list[Action]], bool], max_states: int = BFS_STATES,
+               budget: Budget | None = None) -> tuple[list[Action], str] | None:
+    """Breadth-first search from Init on each rung (small instances first): the first path found
+    is a shortest one at that size; it is replayed at `model`'s size and must show the target
+    there. Each state visited is charged to `budget`. None: not found within `max_states` states per rung, or the path did not replay (then
+    BMC searches; a BFS result is never a verdict by itself)."""
+    from .explore import bfs
+
+    from .budget import UNITS_PER_STATE
+
+    for small_cfg in rungs:
+        cap = max_states if budget is None else min(max_states, budget.left() // UNITS_PER_STATE)
+        if cap < 1:
+            return None
+        small = make(small_cfg)
+        out = bfs(small, **bfs_target(small), max_states=cap)
+        if budget is not None:
+            budget.charge(out.states * UNITS_PER_STATE)
+        if out.status != "found":
+            continue
+        try:
+            path = concretise(model, small, [a.index for a in out.path], [], ok, shrink=False)
+        except InternalError:
+            return None
+        return path, f"bfs: shortest at {small_cfg.describe()}, {len(out.path)} steps, {out.states} states"
+    return None
+
+
+def bfs_violation(prop: Property) -> Callable[[Model], dict]:
+    """BFS target of a property violation (the negation read both ways by spec.explore)."""
+    def make(m: Model) -> dict:
+        if prop.state is not None:
+            fn = prop.state
+            return {"bad_state": lambda b, s: b.Not(fn(b, s, m))}
+        assert prop.watches is not None and prop.step is not None
+        step = prop.step
+        return {"bad_step": (prop.watches, lambda b, s, a: b.Not(step(b, s, m, a)))}
+    return make
+
+
+def bfs_stages(w: Witness) -> Callable[[Model], dict]:
+    return lambda m: {"stages": [lambda b, s, f=f: f(b, s, m) for f in w.stages]}
+
+
 def find_path(model: Model, bad_at_for: Callable[[Model], tuple], ok: Callable[[list[dict], list[Action]], bool],
-              timeout: float) -> tuple[list[Action], list[Action], str] | None | str:
-    """Search the ladder of instances; return (setup, race, note) at `model`'s size, None, or 'unknown'."""
-    deadline = time.monotonic() + timeout
+              timeout: float | Budget, bfs_target: Callable[[Model], dict] | None = None
+              ) -> tuple[list[Action], list[Action], str] | None | str:
+    """Search the ladder of instances; return (setup, race, note) at `model`'s size, None, or 'unknown'.
+    With `bfs_target`, breadth-first search from Init runs first (shortest paths, no setup prefix)."""
+    budget = as_budget(timeout)
     saw_unknown = ""
     rungs = ladder(model.cfg)
+    if bfs_target is not None:
+        got = bfs_ladder(model, rungs, lambda c: Model(c, model.variant), bfs_target, ok, budget=budget)
+        if got is not None:
+            return [], got[0], got[1]
     for n, small_cfg in enumerate(rungs):
         # each rung gets a fair share of what is left, the last one all of it
-        remaining = (deadline - time.monotonic()) / (1 if n == len(rungs) - 1 else 2)
-        if remaining <= 0:
-            return saw_unknown or "timeout"
+        why = budget.exhausted()
+        if why:
+            return saw_unknown or why
+        share = budget if n == len(rungs) - 1 else budget.part(2)
         small = Model(small_cfg, model.variant)
         bad_at, needs_step = bad_at_for(small)
         tr = Transition(small, stutter=True)
-        out = search(small, bad_at, needs_step, 0, remaining, tr, settled_init=True, schedule=SCHEDULE)
+        out = search(small, bad_at, needs_step, 0, share, tr, settled_init=True, schedule=SCHEDULE)
         if out.status == "unknown":
             saw_unknown = out.reason or "unknown"
             continue
@@ -160,7 +217,7 @@ def find_path(model: Model, bad_at_for: Callable[[Model], tuple], ok: Callable[[
 
 
 def concretise(model: Model, small: Model, indices: Sequence[int], setup: list[Action],
-               ok: Callable[[list[dict], list[Action]], bool]) -> list[Action]:
+               ok: Callable[[list[dict], list[Action]], bool], shrink: bool = True) -> list[Action]:
     """A BMC path of `small` as actions of `model` after `setup` (matched by thread, kind and static
     arguments, each the one enabled on the concrete reading), checked to show the target, then
     minimised. A path that does not replay is an InternalError, never a verdict."""
@@ -188,7 +245,7 @@ def concretise(model: Model, small: Model, indices: Sequence[int], setup: list[A
     if st is None or not ok(st, race):
         raise ReplayMismatch(len(indices), len(indices), race[-1].describe() if race else "(empty path)",
                              "the path replays but does not show the target on the concrete reading")
-    return minimise(model, start, race, ok)
+    return minimise(model, start, race, ok) if shrink else race
 
 
 def render(model: Model, setup: list[Action], race: list[Action]) -> tuple[CexStep, ...]:
@@ -215,14 +272,35 @@ def stored_names(path: Path) -> list[str]:
     return [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
 
 
-def invariant_for(model: Model, timeout: float) -> Inductive:
-    trans = Transition(model, ints="int")
+def invariant_for(model: Model, trans: Transition, timeout: float | Budget) -> Inductive:
+    budget = as_budget(timeout)
     path = inv_file(model)
     if path.exists():
-        inv = verify_stored(model, trans, stored_names(path), timeout)
+        inv = verify_stored(model, trans, stored_names(path), budget)
         if inv.status == "inductive":
             return inv
-    return houdini(model, trans, timeout)
+    return houdini(model, trans, budget)
+
+
+_CHECKED: dict[tuple[str, str], tuple[Transition, Inductive]] = {}
+
+
+def checked_invariant(model: Model, timeout: float | Budget) -> tuple[Transition, Inductive]:
+    """(Int transition relation, invariant) for `model`. Within one process a stored invariant
+    that Z3 confirmed for the same definition (definition_hash) and the same file text is not
+    re-checked (a `cex` after a `prove`, the test suite); each new process checks it again."""
+    from .certs import definition_hash
+
+    path = inv_file(model)
+    key = (definition_hash(model), path.read_text() if path.exists() else "")
+    hit = _CHECKED.get(key) if key[1] else None
+    if hit is not None:
+        return hit
+    trans = Transition(model, ints="int")
+    inv = invariant_for(model, trans, timeout)
+    if inv.status == "inductive" and key[1]:
+        _CHECKED[key] = (trans, inv)
+    return trans, inv
 
 
 def any_size(variant: str, prop: str, cfg: Config) -> str:
@@ -233,39 +311,55 @@ def any_size(variant: str, prop: str, cfg: Config) -> str:
     return got if got == "any size" else f"{got} (proved at {cfg.describe()})"
 
 
-def witness(model: Model, w: Witness, timeout: float, find: Callable[..., object] | None = None,
-            depth: int = SCHEDULE[-1]) -> WitnessResult:
-    """Non-vacuity: is the witness's stage sequence reachable? `find` is a find_path (this module's
-    or the lifecycle's) returning (*paths, note), None (not within `depth` steps) or a reason."""
+def witness(model: Model, w: Witness, timeout: float | Budget, find: Callable[..., object] | None = None,
+            depth: int = SCHEDULE[-1], certs: CertStore | None = None) -> WitnessResult:
+    """Non-vacuity: is the witness's stage sequence reachable? A stored witness path that replays
+    answers at once; else `find` (this module's find_path or the lifecycle's) returns
+    (*paths, note), None (not within `depth` steps) or a reason."""
     t0 = time.monotonic()
     ok = lambda st, acts: _reaches(model, w, st)  # noqa: E731
+    store = certs or CertStore("fresh")
+    cert = store.witness(model, w.name, ok)
+    if cert is not None:
+        path, note = cert
+        return WitnessResult(w.name, w.summary, "reachable", len(path), time.monotonic() - t0,
+                             "stored witness path replayed (certificate)" + (f"; {note}" if note else ""))
     try:
-        got = (find or find_path)(model, lambda m: (stages_target(m, w.stages), False), ok, timeout)
+        got = (find or find_path)(model, lambda m: (stages_target(m, w.stages), False), ok, timeout,
+                                  bfs_stages(w))
     except InternalError as e:
         return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, mismatch_reason(e))
     if isinstance(got, tuple):
-        steps = sum(len(part) for part in got[:-1])
-        return WitnessResult(w.name, w.summary, "reachable", steps, time.monotonic() - t0, str(got[-1]))
+        paths = [a for part in got[:-1] for a in part]
+        store.put_witness(model, w.name, paths, str(got[-1]))
+        return WitnessResult(w.name, w.summary, "reachable", len(paths), time.monotonic() - t0, str(got[-1]))
     if got is None:
         return WitnessResult(w.name, w.summary, "unreachable", 0, time.monotonic() - t0,
                              f"not reached within {depth} steps")
     return WitnessResult(w.name, w.summary, "unknown", 0, time.monotonic() - t0, str(got))
 
 
+CERT_METHOD = "stored counterexample replayed on the concrete reading (certificate)"
+
+
 def prove_variant(variant: str, props: Sequence[str], cfg: Config, timeout: float,
-                  progress: Callable[[str], None] = lambda s: None) -> list[ProofResult]:
+                  progress: Callable[[str], None] = lambda s: None,
+                  certs: CertStore | str | None = None) -> list[ProofResult]:
+    """certs: a CertStore, or "use" (default: replay stored certificates), "fresh" (search
+    everything), "update" (search and record; the caller flushes a store it passed in)."""
+    store = as_store(certs)
     model = Model(cfg, variant)
     t0 = time.monotonic()
     progress(f"{variant}: checking inductive invariant")
-    inv = invariant_for(model, timeout)
+    trans, inv = checked_invariant(model, timeout)
     inv_secs = time.monotonic() - t0
-    trans = Transition(model, ints="int")
     out: list[ProofResult] = []
     witness_cache: dict[str, WitnessResult] = {}
     for pname in props:
         prop = PROPERTIES[pname]
         exp, src = expected(variant, pname)
         t1 = time.monotonic()
+        budget = Budget.seconds(timeout)
         progress(f"{variant} / {pname}")
         graph_note = ""
         cycle = None
@@ -276,13 +370,13 @@ def prove_variant(variant: str, props: Sequence[str], cfg: Config, timeout: floa
             if g.cycles:
                 cycle = g.cycles[0]
                 graph_note = "lock-order cycle " + " -> ".join(cycle + (cycle[0],))
-        impl = implies_property(model, trans, inv, prop, timeout)
+        impl = implies_property(model, trans, inv, prop, budget)
         if impl.status == "proved" and cycle is None:
             ws = []
             for w in prop.witnesses:
                 if w.name not in witness_cache:
                     progress(f"{variant}: witness {w.name}")
-                    witness_cache[w.name] = witness(model, w, timeout)
+                    witness_cache[w.name] = witness(model, w, timeout, certs=store)
                 ws.append(witness_cache[w.name])
             verdict = "proved"
             reason = ""
@@ -297,16 +391,24 @@ def prove_variant(variant: str, props: Sequence[str], cfg: Config, timeout: floa
                                    inv_secs + time.monotonic() - t1, None, tuple(ws), reason, src))
             continue
         ok = lambda st, acts, prop=prop: _violates(model, prop, st, acts)  # noqa: E731
+        cert = store.violation(model, pname, ok)
+        if cert is not None:
+            setup, race, note = cert
+            out.append(ProofResult(variant, pname, "violated", exp, CERT_METHOD,
+                                   f"{len(race)} steps after {len(setup)} setup steps", "-",
+                                   time.monotonic() - t1, render(model, setup, race), (),
+                                   "; ".join(x for x in (note, graph_note) if x), src))
+            continue
         try:
-            got = find_path(model, lambda m, prop=prop: violation_target(m, prop), ok,
-                            max(1.0, timeout - (time.monotonic() - t1)))
+            got = find_path(model, lambda m, prop=prop: violation_target(m, prop), ok, budget, bfs_violation(prop))
         except InternalError as e:
             out.append(ProofResult(variant, pname, "unknown", exp, "bmc", "-", "-", time.monotonic() - t1,
                                    None, (), mismatch_reason(e), src))
             continue
         if isinstance(got, tuple):
             setup, race, note = got
-            out.append(ProofResult(variant, pname, "violated", exp, "bmc (strided deepening) + concrete replay",
+            store.put_violation(model, pname, setup, race, note)
+            out.append(ProofResult(variant, pname, "violated", exp, _search_method(note),
                                    f"{len(race)} steps after {len(setup)} setup steps", "-",
                                    time.monotonic() - t1, render(model, setup, race), (),
                                    "; ".join(x for x in (note, graph_note) if x), src))
@@ -321,14 +423,25 @@ def prove_variant(variant: str, props: Sequence[str], cfg: Config, timeout: floa
                                time.monotonic() - t1, None, (),
                                "; ".join(x for x in (why, got if isinstance(got, str) else "") if x)
                                or "no inductive invariant found and no counterexample", src))
+    if not isinstance(certs, CertStore):
+        store.flush()
     return out
 
 
+def _search_method(note: str) -> str:
+    return ("breadth-first search" if note.startswith("bfs") else "bmc (strided deepening)") + " + concrete replay"
+
+
 def prove_all(variants: Sequence[str], props: Sequence[str], cfg: Config, timeout: float,
-              progress: Callable[[str], None] = lambda s: None) -> list[ProofResult]:
+              progress: Callable[[str], None] = lambda s: None,
+              certs: CertStore | str | None = None) -> list[ProofResult]:
+    """Every (variant, property) pair; in "update" mode the certificates are written at the end."""
+    store = as_store(certs)
     out: list[ProofResult] = []
     for v in variants:
-        out += prove_variant(v, props, cfg, timeout, progress)
+        out += prove_variant(v, props, cfg, timeout, progress, store)
+    if not isinstance(certs, CertStore):
+        store.flush()
     return out
 
 

@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..bmc import search, violation_target
+from ..budget import Budget, as_budget
+from ..certs import CertStore, as_store
 from ..induction import Inductive, houdini, implies_property, verify_stored
 from ..model import Action
-from ..prove import InternalError, _violates, concretise, mismatch_reason, render, stored_names
+from ..prove import (CERT_METHOD, InternalError, _search_method, _violates, bfs_ladder, bfs_violation, concretise,
+                     mismatch_reason, render, stored_names)
 from ..prove import witness as core_witness
 from ..properties import Property, Witness
 from ..results import ProofResult, WitnessResult
@@ -24,6 +27,8 @@ from .vocabulary import LConfig
 
 PROOFS_DIR = Path(__file__).resolve().parent.parent / "proofs"
 SCHEDULE = (8, 14, 20, 26)
+# the lifecycle's interleavings grow fast (3 dispatches, 2 tools): BFS hands over to BMC sooner
+BFS_STATES = 20_000
 
 
 def ladder(cfg: LConfig) -> list[LConfig]:
@@ -33,17 +38,23 @@ def ladder(cfg: LConfig) -> list[LConfig]:
 
 
 def find_path(model: LifecycleModel, target: Callable[[LifecycleModel], tuple], ok: Callable[[list[dict], list[Action]], bool],
-              timeout: float) -> tuple[list[Action], str] | None | str:
-    deadline = time.monotonic() + timeout
+              timeout: float | Budget, bfs_target: Callable[[LifecycleModel], dict] | None = None
+              ) -> tuple[list[Action], str] | None | str:
+    budget = as_budget(timeout)
     saw = ""
     rungs = ladder(model.cfg)  # type: ignore[arg-type]
+    if bfs_target is not None:
+        got = bfs_ladder(model, rungs, lambda c: LifecycleModel(c, model.variant), bfs_target, ok, BFS_STATES, budget)
+        if got is not None:
+            return got
     for n, small_cfg in enumerate(rungs):
-        remaining = (deadline - time.monotonic()) / (1 if n == len(rungs) - 1 else 2)
-        if remaining <= 0:
-            return saw or "timeout"
+        why = budget.exhausted()
+        if why:
+            return saw or why
+        share = budget if n == len(rungs) - 1 else budget.part(2)
         small = LifecycleModel(small_cfg, model.variant)
         bad_at, needs_step = target(small)
-        out = search(small, bad_at, needs_step, 0, remaining, Transition(small, stutter=True), schedule=SCHEDULE)
+        out = search(small, bad_at, needs_step, 0, share, Transition(small, stutter=True), schedule=SCHEDULE)
         if out.status == "unknown":
             saw = out.reason or "unknown"
             continue
@@ -60,10 +71,10 @@ def inv_file(model: LifecycleModel) -> Path:
     return PROOFS_DIR / f"lc-{model.variant.name}-a{c.agents}-c{c.contexts}-t{c.tools}-k{c.dispatches}{tag}.inv"
 
 
-def invariant_for(model: LifecycleModel, timeout: float, trans: Transition | None = None) -> Inductive:
-    trans = trans or Transition(model, ints="int")
+def invariant_for(model: LifecycleModel, timeout: float | Budget, trans: Transition | None = None) -> Inductive:
     path = inv_file(model)
     if path.exists():
+        trans = trans or Transition(model, ints="int")
         names = stored_names(path)
         lazy = li.by_name(model)
         try:
@@ -73,6 +84,28 @@ def invariant_for(model: LifecycleModel, timeout: float, trans: Transition | Non
                              "run `spmcheck prove --infer`")
         return verify_stored(model, trans, names, timeout, pool=pool)
     return Inductive("unknown", (), f"no stored invariant {path.name}; run `spmcheck prove --infer`")
+
+
+_CHECKED: dict[tuple[str, str], tuple[Transition, Inductive]] = {}
+
+
+def checked_invariant(model: LifecycleModel, timeout: float | Budget) -> tuple[Transition | None, Inductive]:
+    """As spec.prove.checked_invariant: one Z3 check per stored invariant and definition per
+    process. No stored invariant (the known-bad variants): no relation is built."""
+    from ..certs import definition_hash
+
+    path = inv_file(model)
+    if not path.exists():
+        return None, invariant_for(model, timeout, None)
+    key = (definition_hash(model), path.read_text())
+    hit = _CHECKED.get(key)
+    if hit is not None:
+        return hit
+    trans = Transition(model, ints="int")
+    inv = invariant_for(model, timeout, trans)
+    if inv.status == "inductive":
+        _CHECKED[key] = (trans, inv)
+    return trans, inv
 
 
 def infer(model: LifecycleModel, timeout: float, steps: int = 40000) -> Inductive:
@@ -88,27 +121,31 @@ def infer(model: LifecycleModel, timeout: float, steps: int = 40000) -> Inductiv
     return inv
 
 
-def witness(model: LifecycleModel, w: Witness, timeout: float) -> WitnessResult:
-    return core_witness(model, w, timeout, find_path, SCHEDULE[-1])
+def witness(model: LifecycleModel, w: Witness, timeout: float, certs: CertStore | None = None) -> WitnessResult:
+    return core_witness(model, w, timeout, find_path, SCHEDULE[-1], certs)
 
 
 def prove_variant(variant: str, props: Sequence[str], cfg: LConfig, timeout: float,
-                  progress: Callable[[str], None] = lambda s: None) -> list[ProofResult]:
+                  progress: Callable[[str], None] = lambda s: None,
+                  certs: CertStore | str | None = None) -> list[ProofResult]:
+    """certs: as spec.prove.prove_variant (a store passed in is flushed by the caller)."""
+    store = as_store(certs)
     out: list[ProofResult] = []
     # one model, Int transition relation and invariant check per scenario, shared by its properties
-    per_cfg: dict[LConfig, tuple[LifecycleModel, Transition, Inductive, float]] = {}
+    per_cfg: dict[LConfig, tuple[LifecycleModel, Transition | None, Inductive, float]] = {}
     wcache: dict[tuple[LConfig, str], WitnessResult] = {}
     for pname in props:
         prop: Property = LPROPERTIES[pname]
         pcfg = scenario(cfg, pname)
         exp, src = expected(variant, pname)
         t1 = time.monotonic()
+        budget = Budget.seconds(timeout)
         progress(f"lifecycle {variant} / {pname}")
         first = pcfg not in per_cfg
         if first:
             m = LifecycleModel(pcfg, variant)
-            tr = Transition(m, ints="int")
-            per_cfg[pcfg] = (m, tr, invariant_for(m, timeout, tr), time.monotonic() - t1)
+            tr, inv0 = checked_invariant(m, timeout)
+            per_cfg[pcfg] = (m, tr, inv0, time.monotonic() - t1)
         model, itrans, inv, inv_secs = per_cfg[pcfg]
         inv_secs = inv_secs if first else 0.0
         cycle_note = ""
@@ -116,14 +153,14 @@ def prove_variant(variant: str, props: Sequence[str], cfg: LConfig, timeout: flo
             g = lock_graph(model)
             if g.cycles:
                 cycle_note = "lock-order cycle " + " -> ".join(g.cycles[0] + (g.cycles[0][0],))
-        impl = implies_property(model, itrans, inv, prop, timeout)
+        impl = implies_property(model, itrans, inv, prop, budget)  # type: ignore[arg-type]  # no relation: unknown
         size = "fixed size " + pcfg.describe()
         if impl.status == "proved" and not cycle_note:
             ws = []
             for w in prop.witnesses:
                 key = (pcfg, w.name)
                 if key not in wcache:
-                    wcache[key] = witness(model, w, timeout)
+                    wcache[key] = witness(model, w, timeout, store)
                 ws.append(wcache[key])
             verdict, reason = "proved", ""
             if any(w.verdict != "reachable" for w in ws):
@@ -136,16 +173,23 @@ def prove_variant(variant: str, props: Sequence[str], cfg: LConfig, timeout: flo
                                    "any depth", size, inv_secs + time.monotonic() - t1, None, tuple(ws), reason, src))
             continue
         ok = lambda st, acts, prop=prop, model=model: _violates(model, prop, st, acts)  # noqa: E731
+        cert = store.violation(model, pname, ok)
+        if cert is not None:
+            _, path, note = cert
+            out.append(ProofResult(variant, pname, "violated", exp, CERT_METHOD, f"{len(path)} steps", size,
+                                   time.monotonic() - t1, render(model, [], path), (),
+                                   "; ".join(x for x in (note, cycle_note) if x), src))
+            continue
         try:
-            got = find_path(model, lambda m, prop=prop: violation_target(m, prop), ok,
-                            max(1.0, timeout - (time.monotonic() - t1)))
+            got = find_path(model, lambda m, prop=prop: violation_target(m, prop), ok, budget, bfs_violation(prop))
         except InternalError as e:
             out.append(ProofResult(variant, pname, "unknown", exp, "bmc", "-", size, time.monotonic() - t1,
                                    None, (), mismatch_reason(e), src))
             continue
         if isinstance(got, tuple):
             path, note = got
-            out.append(ProofResult(variant, pname, "violated", exp, "bmc (strided deepening) + concrete replay",
+            store.put_violation(model, pname, [], path, note)
+            out.append(ProofResult(variant, pname, "violated", exp, _search_method(note),
                                    f"{len(path)} steps", size, time.monotonic() - t1, render(model, [], path), (),
                                    "; ".join(x for x in (note, cycle_note) if x), src))
             continue
@@ -159,6 +203,8 @@ def prove_variant(variant: str, props: Sequence[str], cfg: LConfig, timeout: flo
                                time.monotonic() - t1, None, (),
                                "; ".join(x for x in (inv.reason, why, got if isinstance(got, str) else "") if x)
                                or "no inductive invariant found and no counterexample", src))
+    if not isinstance(certs, CertStore):
+        store.flush()
     return out
 
 
@@ -167,15 +213,20 @@ def is_finding(pname: str) -> bool:
 
 
 def prove_pairs(pairs: Sequence[tuple[str, str]], cfg: LConfig, timeout: float,
-                progress: Callable[[str], None] = lambda s: None) -> list[ProofResult]:
-    """Verdicts for (variant, property) pairs, in the given order (variants grouped for caching)."""
+                progress: Callable[[str], None] = lambda s: None,
+                certs: CertStore | str | None = None) -> list[ProofResult]:
+    """Verdicts for (variant, property) pairs, in the given order (variants grouped for caching);
+    in "update" mode the certificates are written at the end."""
+    store = as_store(certs)
     by_variant: dict[str, list[str]] = {}
     for v, p in pairs:
         by_variant.setdefault(v, []).append(p)
     got: dict[tuple[str, str], ProofResult] = {}
     for v, props in by_variant.items():
-        for r in prove_variant(v, props, cfg, timeout, progress):
+        for r in prove_variant(v, props, cfg, timeout, progress, store):
             got[(v, r.property)] = r
+    if not isinstance(certs, CertStore):
+        store.flush()
     return [got[k] for k in pairs]
 
 

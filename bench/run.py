@@ -1,0 +1,271 @@
+"""One benchmark command: spmcheck against its floors and against Spin, side by side.
+
+    python bench/run.py [--runs 3] [--huge] [--only check,prove,scale,spin] [--dir DIR]
+
+Prints, each as a median of --runs runs (separate processes where the figure is a process's):
+  * checker events/s vs the floors on the same file (`for line in f`; `str.split` to tuples) at
+    100 k and 1 M events (10 M with --huge), peak RSS per size, and the `--jobs 2` speedup;
+  * `spmcheck prove` wall seconds with certificates (default) and with `--fresh`, and per pair;
+  * fixed-size proofs of the core `final` at 2/2/2, 2/3/2, 3/3/3 vs the any-size proof;
+  * Spin (Debian `spin`, on bench/peers/core.pml generated from the model) DFS and BFS on the
+    historical bugs vs spmcheck's BFS, and exhaustive verification of `final` at 2/2/2, 2/3/2, 3/3/3;
+  * that a Spin random simulation replays step by step in spmcheck's model.
+Run it alone (`nice`), never beside the test suite: the figures are ratios measured in one run.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+BUGS = (("stale-lookup", "creation-consistent"), ("apply-after-unlock", "serializer-mirrors-refcount"),
+        ("global-flag", "creation-consistent"), ("reversed-lookup-order", "lock-order-acyclic"))
+SIZES = ((2, 2, 2), (2, 3, 2), (3, 3, 3))
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def machine() -> str:
+    cpu = ""
+    try:
+        for ln in open("/proc/cpuinfo"):
+            if ln.startswith("model name"):
+                cpu = ln.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import z3
+
+    spin = subprocess.run(["spin", "-V"], capture_output=True, text=True).stdout.strip() if shutil.which("spin") else "absent"
+    return (f"{datetime.datetime.now().isoformat(timespec='minutes')}  {platform.node()}  {cpu}  "
+            f"{os.cpu_count()} cores  Python {platform.python_version()}  z3 {z3.get_version_string()}  {spin}  "
+            f"load {os.getloadavg()[0]:.1f}")
+
+
+# ---- checker ------------------------------------------------------------------------------------
+CHECK_SNIPPET = """
+import json, resource, sys, time
+from checker.replay import check_path
+check_path(sys.argv[2])  # grammar and model built outside the timing
+t = time.perf_counter(); r = check_path(sys.argv[1]); dt = time.perf_counter() - t
+print(json.dumps({"events": r.events, "seconds": dt, "verdict": r.verdict.value,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def bench_check(d: Path, runs: int, huge: bool) -> None:
+    from bench_check import floor_read, floor_split, generate, run_checker
+
+    print("\n== checker: events/s vs floors on the same file (median of %d) ==" % runs)
+    print(f"{'events':>9}  {'checker k/s':>11}  {'read k/s':>9}  {'split k/s':>9}  {'vs split':>8}  {'peak MB':>7}  verdict")
+    sizes = [100_000, 1_000_000] + ([10_000_000] if huge else [])
+    warm = str(ROOT / "traces" / "final-walk-ok.log")
+    for n in sizes:
+        p = d / f"walk-{n}.log"
+        if not p.exists():
+            generate(p, n)
+        events = sum(1 for _ in open(p, "rb")) - 1
+        rates, rss, verdict = [], [], ""
+        for _ in range(runs):
+            out = subprocess.run([sys.executable, "-c", CHECK_SNIPPET, str(p), warm], cwd=ROOT, env=ENV,
+                                 capture_output=True, text=True)
+            doc = json.loads(out.stdout.strip().splitlines()[-1])
+            rates.append(doc["events"] / doc["seconds"])
+            rss.append(doc["rss_mb"])
+            verdict = doc["verdict"]
+        fr = med([events / floor_read(p) for _ in range(runs)])
+        fs = med([events / floor_split(p) for _ in range(runs)])
+        c = med(rates)
+        print(f"{n:>9}  {c / 1e3:>11.0f}  {fr / 1e3:>9.0f}  {fs / 1e3:>9.0f}  {c / fs:>8.2f}  {med(rss):>7.0f}  {verdict}")
+    k, per = 4, 125_000
+    parts = []
+    for i in range(k):
+        p = d / f"part{i}-{per}.log"
+        if not p.exists():
+            generate(p, per, seed=10 + i)
+        parts.append(p)
+    t1 = med([run_checker(parts, 1)[0] for _ in range(runs)])
+    t2 = med([run_checker(parts, 2)[0] for _ in range(runs)])
+    print(f"--jobs: {k} files x {per} events: --jobs 1 {t1:.2f} s, --jobs 2 {t2:.2f} s, speedup {t1 / t2:.2f}x")
+
+
+# ---- prover -------------------------------------------------------------------------------------
+def prove_run(extra: list[str]) -> tuple[float, int, dict]:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        js = f.name
+    t = time.perf_counter()
+    rc = subprocess.run([sys.executable, "-m", "checker.cli", "prove", "--brief", "--json", js, *extra],
+                        cwd=ROOT, env=ENV, capture_output=True).returncode
+    dt = time.perf_counter() - t
+    doc = json.loads(Path(js).read_text())
+    os.unlink(js)
+    return dt, rc, doc
+
+
+def bench_prove(runs: int) -> None:
+    print("\n== spmcheck prove: with certificates (default) vs --fresh (median of %d) ==" % runs)
+    per: dict[str, dict[tuple[str, str, str], list[float]]] = {"certs": {}, "fresh": {}}
+    verdicts: dict[str, set] = {"certs": set(), "fresh": set()}
+    for mode, extra in (("certs", []), ("fresh", ["--fresh"])):
+        walls, codes = [], []
+        for _ in range(runs):
+            dt, rc, doc = prove_run(extra)
+            walls.append(dt)
+            codes.append(rc)
+            rows = [("core", r) for r in doc["results"]] + [("lifecycle", r) for r in doc["lifecycle_results"]]
+            verdicts[mode].add(tuple((m, r["variant"], r["property"], r["verdict"]) for m, r in rows))
+            for m, r in rows:
+                per[mode].setdefault((m, r["variant"], r["property"]), []).append(r["seconds"])
+        print(f"prove {mode:6}: {med(walls):6.1f} s wall (runs {', '.join(f'{w:.1f}' for w in walls)}), "
+              f"exit codes {codes}, identical verdicts across runs: {len(verdicts[mode]) == 1}")
+    print(f"same verdicts with and without certificates: {verdicts['certs'] == verdicts['fresh']}")
+    print(f"{'model':9} {'variant':24} {'property':40} {'certs s':>8} {'fresh s':>8} {'ratio':>6}")
+    for k in per["fresh"]:
+        c, f = med(per["certs"].get(k, [])), med(per["fresh"][k])
+        print(f"{k[0]:9} {k[1]:24} {k[2]:40} {c:>8.2f} {f:>8.2f} {f / c if c else float('nan'):>6.1f}")
+
+
+def bench_scale(runs: int) -> None:
+    print("\n== fixed size vs any size: core final, all properties (median of %d; 3/3/3 once) ==" % runs)
+    for a, u, l in SIZES:
+        n = 1 if (a, u, l) == (3, 3, 3) else runs
+        ws = []
+        for _ in range(n):
+            dt, rc, doc = prove_run(["--model", "core", "--variant", "final", "--fresh", "--timeout", "900",
+                                     "--agents", str(a), "--updaters", str(u), "--lookups", str(l)])
+            ws.append(dt)
+        vs = sorted({r["verdict"] for r in doc["results"]})
+        print(f"fixed size {a}/{u}/{l}: {med(ws):7.1f} s  verdicts {vs}  exit {rc}")
+    ws = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        rc = subprocess.run([sys.executable, "-m", "checker.cli", "prove", "--parametric", "--model", "core",
+                             "--variant", "final", "--brief"], cwd=ROOT, env=ENV, capture_output=True).returncode
+        ws.append(time.perf_counter() - t)
+    print(f"any size (--parametric): {med(ws):7.1f} s  exit {rc}")
+
+
+# ---- Spin -----------------------------------------------------------------------------------------
+def spin_build(d: Path, variant: str, size: tuple[int, int, int], props: list[str], bfs: bool) -> tuple[Path, float]:
+    from peers.gen_promela import generate
+
+    from spec.model import Model
+    from spec.vocabulary import Config
+
+    w = d / f"spin-{variant}-{'-'.join(map(str, size))}-{'bfs' if bfs else 'dfs'}"
+    w.mkdir(parents=True, exist_ok=True)
+    (w / "core.pml").write_text(generate(Model(Config(*size), variant), props))
+    t = time.perf_counter()
+    subprocess.run(["spin", "-a", "core.pml"], cwd=w, check=True, capture_output=True)
+    flags = ["-O2", "-DSAFETY", "-DMEMLIM=12000"] + (["-DBFS"] if bfs else [])
+    subprocess.run(["gcc", *flags, "-o", "pan", "pan.c"], cwd=w, check=True, capture_output=True)
+    return w, time.perf_counter() - t
+
+
+def spin_run(w: Path, timeout: float = 600) -> tuple[float, str, str]:
+    t = time.perf_counter()
+    try:
+        out = subprocess.run(["./pan", "-m100000000"], cwd=w, capture_output=True, text=True, timeout=timeout)
+        txt = out.stdout + out.stderr
+    except subprocess.TimeoutExpired:
+        return timeout, "timeout", ""
+    dt = time.perf_counter() - t
+    m = re.search(r"assertion violated.*\(at depth (\d+)\)", txt)
+    if m:
+        return dt, "violated", m.group(1)
+    if "out of memory" in txt or "pan: reached -DMEMLIM" in txt:
+        return dt, "out of memory", ""
+    if "invalid end state" in txt:
+        d = re.search(r"depth (\d+)", txt)
+        return dt, "deadlock", d.group(1) if d else ""
+    st = re.search(r"([0-9.e+]+) states, stored", txt)
+    return dt, "no error", (st.group(1) + " states") if st else ""
+
+
+def bench_spin(d: Path, runs: int) -> None:
+    if not shutil.which("spin") or not shutil.which("gcc"):
+        print("\n== Spin: not installed (apt-get install -y spin gcc); skipped ==")
+        return
+    from spec.properties import PROPERTIES
+    from spec.model import Model
+    from spec.prove import _violates, bfs_ladder, bfs_violation, ladder
+    from spec.vocabulary import Config
+
+    print("\n== bug finding at 2/2/2: Spin DFS / BFS vs spmcheck BFS (median of %d; s, steps) ==" % runs)
+    print(f"{'variant':22} {'property':28} {'spin dfs':>16} {'spin bfs':>16} {'spmcheck bfs':>18} {'bfs/spin-bfs':>12}")
+    for v, p in BUGS:
+        cells = []
+        for bfs in (False, True):
+            w, _ = spin_build(d, v, (2, 2, 2), [p], bfs)
+            got = [spin_run(w) for _ in range(runs)]
+            cells.append((med([g[0] for g in got]), got[-1][1], got[-1][2]))
+        model = Model(Config(2, 2, 2), v)
+        prop = PROPERTIES[p]
+        ok = lambda st, acts: _violates(model, prop, st, acts)  # noqa: E731
+        ts, steps = [], 0
+        for _ in range(runs):
+            t = time.perf_counter()
+            found = bfs_ladder(model, ladder(model.cfg), lambda c: Model(c, v), bfs_violation(prop), ok)
+            ts.append(time.perf_counter() - t)
+            steps = len(found[0]) if found else 0
+        ours = med(ts)
+        print(f"{v:22} {p:28} {cells[0][0]:>7.2f}s d={cells[0][2]:>6} {cells[1][0]:>7.2f}s d={cells[1][2]:>6} "
+              f"{ours:>9.2f}s {steps:>3} st {ours / cells[1][0]:>11.1f}x")
+    print("\n== verifying final (P1, P2, P5): Spin exhaustive DFS (median of %d; 3/3/3 once) ==" % runs)
+    for size in SIZES:
+        w, build = spin_build(d, "final", size, list(PROPERTIES), False)
+        n = 1 if size == (3, 3, 3) else runs
+        got = [spin_run(w, timeout=900) for _ in range(n)]
+        print(f"spin {'/'.join(map(str, size))}: {med([g[0] for g in got]):7.2f} s  {got[-1][1]} {got[-1][2]}  "
+              f"(generate+compile {build:.1f} s)")
+    # the generated model is the same transition system: a Spin simulation replays in spmcheck
+    from spec.certs import replay
+
+    w, _ = spin_build(d, "final", (2, 2, 2), list(PROPERTIES), False)
+    out = subprocess.run(["spin", "-u2000", "-n7", "core.pml"], cwd=w, capture_output=True, text=True).stdout
+    lines = [ln.strip()[4:] for ln in out.splitlines() if ln.strip().startswith("ACT ")]
+    ok = replay(Model(Config(2, 2, 2), "final"), lines) is not None
+    print(f"Spin simulation (2000 steps, seed 7) replays in spmcheck's model: {ok} ({len(lines)} steps)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="spmcheck benchmark (see the module docstring)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--huge", action="store_true", help="also 10 M events")
+    ap.add_argument("--only", default="check,prove,scale,spin")
+    ap.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "spmbench"))
+    args = ap.parse_args()
+    d = Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
+    print(machine())
+    only = set(args.only.split(","))
+    if "check" in only:
+        bench_check(d, args.runs, args.huge)
+    if "prove" in only:
+        bench_prove(args.runs)
+    if "scale" in only:
+        bench_scale(args.runs)
+    if "spin" in only:
+        bench_spin(d, args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+"""Explicit-state breadth-first search on the concrete reading: shortest paths to a target.
+
+States are tuples of `Model.var_names` values; successors come from `Action.enabled`/`effect`
+with CONCRETE, so the search reads the same definition as the checker and the prover. BFS gives
+a shortest path (fewest steps from Init) to the first state, or step, that shows the target.
+
+Targets: a state predicate (a state property fails), a step predicate (a watched action fires
+from a state where its condition fails), or a witness's stage chain (stages reached in order;
+the stage index is part of the search state, so "shortest" means shortest for the whole chain).
+
+No symmetry reduction: the variants treat threads of one role differently in their scenarios
+(lookup l0 is the setup thread, tool threads carry different scopes), so permuting thread ids
+is not known to preserve the targets, and the searches here finish well within budget without it.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from .backend import CONCRETE, Backend, Term
+from .model import Action, Model
+
+StateT = tuple
+Dict = dict
+StatePred = Callable[[Backend, Dict], Term]  # read both ways: symbolically for its reads, concretely for its value
+StepPred = Callable[[Backend, Dict, Action], Term]
+
+
+@dataclass(frozen=True)
+class BfsOutcome:
+    status: str  # "found" | "none" (state space exhausted: no path) | "cap" (limits hit)
+    path: tuple[Action, ...] = ()
+    states: int = 0  # distinct states visited
+    seconds: float = 0.0
+    depth: int = 0  # depth fully explored (for "none"/"cap")
+
+
+class Explorer:
+    """Successor function over tuple states for one model.
+
+    Precomputed once, from the same definition read symbolically (Z3 terms via spec.z3_encoding):
+    (1) each action's guard usually has a conjunct `v == c` (its thread's program counter), so
+    actions are bucketed by (v, c) and only those whose bucket matches the state are evaluated;
+    (2) a guard's, an update's or a predicate's concrete value depends only on the variables its Z3
+    term mentions (the two readings agree; tests check that on random states), so each is memoised
+    on that projection of the state. Misses are evaluated with CONCRETE on the full state."""
+
+    def __init__(self, model: Model) -> None:
+        from .z3_encoding import Z3, make_state
+
+        self.model = model
+        self.names = list(model.var_names)
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self.actions = list(model.actions)
+        self._saved = Z3.width
+        self.S = make_state(model, "bfs", ints="int")
+        Z3.width = self._saved
+        self.by_const = {v.get_id(): n for n, v in self.S.items()}
+        # per action: (action, guard reads, guard memo, update reads, update memo)
+        self.buckets: dict[int, dict[int, list[list]]] = {}
+        self.free: list[list] = []
+        for a in self.actions:
+            g = self._sym(lambda b, s: a.enabled(b, s))
+            if isinstance(g, bool) and not g:
+                continue
+            eff = self._sym(lambda b, s: a.effect(b, s))
+            ereads = self._reads(list(eff.values()))
+            entry = [a, self._reads([g]), {}, ereads, {}]
+            key = None if isinstance(g, bool) else _pinned(g, self.by_const)
+            if key is None:
+                self.free.append(entry)
+            else:
+                self.buckets.setdefault(self.index[key[0]], {}).setdefault(key[1], []).append(entry)
+
+    def _sym(self, fn: Callable[[Backend, Dict], object]) -> object:
+        from .z3_encoding import Z3
+
+        saved = Z3.width
+        Z3.width = None  # Int terms: the encoding induction uses, exact for any value
+        try:
+            return fn(Z3, self.S)
+        finally:
+            Z3.width = saved
+
+    def _reads(self, terms: list[object]) -> tuple[int, ...]:
+        names: set[str] = set()
+        for t in terms:
+            names |= _consts(t, self.by_const)
+        return tuple(sorted(self.index[n] for n in names))
+
+    def as_dict(self, t: StateT) -> Dict:
+        return dict(zip(self.names, t))
+
+    def as_tuple(self, s: Dict) -> StateT:
+        return tuple(s[n] for n in self.names)
+
+    def state_pred(self, pred: StatePred) -> Callable[[StateT], bool]:
+        reads = self._reads([self._sym(pred)])
+        memo: dict[tuple, bool] = {}
+        names = self.names
+
+        def f(t: StateT) -> bool:
+            k = tuple([t[i] for i in reads])
+            v = memo.get(k)
+            if v is None:
+                v = memo[k] = bool(pred(CONCRETE, dict(zip(names, t))))
+            return v
+
+        return f
+
+    def step_pred(self, watch: Callable[[Action], bool], pred: StepPred) -> dict[int, Callable[[StateT], bool]]:
+        """Action index -> memoised `pred(s, a)` for the watched actions."""
+        return {a.index: self.state_pred(lambda b, s, a=a: pred(b, s, a)) for a in self.actions if watch(a)}
+
+    def successors(self, t: StateT) -> list[tuple[Action, StateT]]:
+        out = []
+        cands = list(self.free)
+        for i, table in self.buckets.items():
+            got = table.get(int(t[i]))
+            if got:
+                cands += got
+        s: Dict | None = None
+        index = self.index
+        for a, greads, gmemo, ereads, ememo in cands:
+            k = tuple([t[i] for i in greads])
+            en = gmemo.get(k)
+            if en is None:
+                if s is None:
+                    s = dict(zip(self.names, t))
+                en = gmemo[k] = bool(a.enabled(CONCRETE, s))
+            if not en:
+                continue
+            k = tuple([t[i] for i in ereads])
+            writes = ememo.get(k)
+            if writes is None:
+                if s is None:
+                    s = dict(zip(self.names, t))
+                writes = ememo[k] = tuple((index[n], v) for n, v in a.effect(CONCRETE, s).items())
+            lst = list(t)
+            for i, v in writes:
+                lst[i] = v
+            out.append((a, tuple(lst)))
+        out.sort(key=lambda x: x[0].index)  # deterministic: the model's action order
+        return out
+
+
+def _consts(e: object, by_const: dict[int, str]) -> set[str]:
+    """Names of the state variables a Z3 term mentions."""
+    import z3
+
+    out: set[str] = set()
+    seen: set[int] = set()
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if not isinstance(x, z3.ExprRef):
+            continue
+        i = x.get_id()
+        if i in seen:
+            continue
+        seen.add(i)
+        if i in by_const:
+            out.add(by_const[i])
+        else:
+            todo.extend(x.children())
+    return out
+
+
+def _pinned(g: object, by_const: dict[int, str]) -> tuple[str, int] | None:
+    """A conjunct `v == c` (v a state variable, c an int) that every enabling state satisfies."""
+    import z3
+
+    conj = g.children() if z3.is_and(g) else [g]  # type: ignore[union-attr]
+    for c in conj:
+        if z3.is_eq(c):
+            lhs, rhs = c.arg(0), c.arg(1)
+            if lhs.get_id() in by_const and z3.is_int_value(rhs):
+                return by_const[lhs.get_id()], rhs.as_long()
+            if rhs.get_id() in by_const and z3.is_int_value(lhs):
+                return by_const[rhs.get_id()], lhs.as_long()
+    return None
+
+
+def bfs(model: Model,
+        bad_state: StatePred | None = None,
+        bad_step: tuple[Callable[[Action], bool], StepPred] | None = None,
+        stages: Sequence[StatePred] | None = None,
+        max_states: int = 1_000_000, timeout: float = 60.0,
+        explorer: Explorer | None = None) -> BfsOutcome:
+    """Shortest path from Init to a target; exactly one kind of target is given.
+
+    bad_state(b, s): the path ends in a state where it holds. bad_step = (watch, cond): the path
+    ends with a watched action a fired from a state s where cond(b, s, a) holds. stages: state
+    predicates that must hold at non-decreasing positions along the path (greedy advancement, as
+    the witness check reads them). `max_states` bounds the work deterministically; the timeout
+    is a safety net. A result is a candidate: callers replay it on the concrete reading."""
+    t0 = time.monotonic()
+    deadline = t0 + timeout
+    ex = explorer or Explorer(model)
+    bad = ex.state_pred(bad_state) if bad_state is not None else None
+    step = ex.step_pred(*bad_step) if bad_step is not None else {}
+    stg = [ex.state_pred(p) for p in stages] if stages else []
+    nst = len(stg)
+
+    def advance(j: int, t: StateT) -> int:
+        while j < nst and stg[j](t):
+            j += 1
+        return j
+
+    t_init = ex.as_tuple(model.init_state())
+    j0 = advance(0, t_init)
+    key0 = (t_init, j0)
+    # parent map: key -> (parent key, action); the path is rebuilt from it at the end
+    parent: dict[tuple, tuple[tuple, Action] | None] = {key0: None}
+
+    def path_to(key: tuple, last: Action | None = None) -> tuple[Action, ...]:
+        acts: list[Action] = [] if last is None else [last]
+        while parent[key] is not None:
+            pk, a = parent[key]  # type: ignore[misc]
+            acts.append(a)
+            key = pk
+        return tuple(reversed(acts))
+
+    def done(status: str, path: tuple[Action, ...] = (), depth: int = 0) -> BfsOutcome:
+        return BfsOutcome(status, path, len(parent), time.monotonic() - t0, depth)
+
+    if (bad is not None and bad(t_init)) or (nst and j0 == nst):
+        return done("found")
+    frontier = [key0]
+    depth = 0
+    while frontier:
+        nxt: list[tuple] = []
+        for key in frontier:
+            t, j = key
+            for a, t2 in ex.successors(t):
+                if step:
+                    f = step.get(a.index)
+                    if f is not None and f(t):
+                        return done("found", path_to(key, a), depth + 1)
+                j2 = advance(j, t2) if nst else 0
+                k2 = (t2, j2)
+                if k2 in parent:
+                    continue
+                parent[k2] = (key, a)
+                if (bad is not None and bad(t2)) or (nst and j2 == nst):
+                    return done("found", path_to(k2), depth + 1)
+                nxt.append(k2)
+            if len(parent) >= max_states or time.monotonic() > deadline:
+                return done("cap", depth=depth)
+        frontier = nxt
+        depth += 1
+    return done("none", depth=depth)
+
+
+def reachable_count(model: Model, max_states: int = 2_000_000, timeout: float = 60.0) -> BfsOutcome:
+    """Exhaust the state space (no target): how many states, how deep (used by the benchmark)."""
+    return bfs(model, bad_state=lambda b, s: b.false(), max_states=max_states, timeout=timeout)
