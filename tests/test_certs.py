@@ -23,15 +23,17 @@ PAIR = ("stale-lookup", "creation-consistent")
 
 
 def _mutated(variant: str, kind: str) -> Model:
-    """The same model with one guard strengthened: a different definition."""
+    """The same model with one action's guard strengthened: a different definition."""
     m = Model(CFG, variant)
-    i = next(i for i, st in enumerate(m.steps) if st.kind == kind)
-    old = m.steps[i].guard
+    acts = list(m.actions)
+    i = next(i for i, a in enumerate(acts) if a.kind == kind)
+    old = acts[i].step.guard
 
     def guard(b, s, t, p, old=old):  # type: ignore[no-untyped-def]
-        return old(b, s, t, p) + [("extra", s["rc.all"] == 0)]
+        return list(old(b, s, t, p)) + [("extra", s["rc.all"] == 0)]
 
-    m.steps[i] = replace(m.steps[i], guard=guard)
+    acts[i] = replace(acts[i], step=replace(acts[i].step, guard=guard))
+    m.__dict__["actions"] = acts  # Model.actions is a cached property: this instance only
     return m
 
 
