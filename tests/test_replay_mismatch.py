@@ -58,7 +58,9 @@ def test_non_replaying_bmc_path_is_unknown_with_the_step(monkeypatch: pytest.Mon
         return out
 
     monkeypatch.setattr(sp, "search", mutated)
-    (r,) = sp.prove_variant("stale-lookup", ["creation-consistent"], Config(2, 2, 2), 60)
+    # BMC must run: no stored certificate, no breadth-first search before it
+    monkeypatch.setattr(sp, "bfs_ladder", lambda *a, **k: None)
+    (r,) = sp.prove_variant("stale-lookup", ["creation-consistent"], Config(2, 2, 2), 60, certs="fresh")
     assert seen, "the search found no path to mutate"
     assert r.verdict == "unknown" and r.counterexample is None
     assert "search and replay disagree at step" in r.reason and "internal error" not in r.reason
