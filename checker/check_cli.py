@@ -1,19 +1,24 @@
 """`spmcheck check FILE... [-]`: the checker's part of the CLI (checker/cli.py wires it in).
 
 Exit codes (checker/exitcodes.py): 0 all accepted; 1 any violated/diverged; 2 any malformed (or a
-usage error); 3 any inconclusive; 4 a file cannot be read (verdict `unreadable`) or an output
-(--json, --lock-graph) cannot be written; 5 an internal error (verdict `error`). The highest
-applicable code wins. Output paths are checked before any file is read.
+usage error); 3 any inconclusive (also a trace without events); 4 a file cannot be read (verdict
+`unreadable`) or an output (--json, --junit, --sarif, --lock-graph) cannot be written; 5 an
+internal error (verdict `error`). Across files the first of 1, 5, 4, 2, 3, 0 that applies wins
+(checker.results.PRECEDENCE): a violation is never hidden by another file's outcome. Output
+paths are checked before any file is read.
+Text is one verdict line per file (findings aggregated per property; -v for every line) and a
+summary line `spmcheck: N files: ...`.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from functools import partial
 from pathlib import Path
 
 from . import exitcodes
-from .options import output_problem, write_text
+from .options import first_output_problem, write_text
 from .results import FileResult
 
 TRACES_DIR = Path(__file__).resolve().parent.parent / "traces"
@@ -22,8 +27,6 @@ TRACES_DIR = Path(__file__).resolve().parent.parent / "traces"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="FILE",
                         help="trace files ('-' = stdin); default: every *.log under the bundled traces/")
-    parser.add_argument("--json", metavar="PATH", default=None,
-                        help="write {'files': [...]} as JSON to PATH ('-' = stdout)")
     parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                         help="check files in N processes (default 1)")
     parser.add_argument("--lock-graph", metavar="PATH", default=None,
@@ -32,9 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="lifecycle traces: a finding (residual risk of the final design) is a "
                              "violation instead of a note")
     parser.add_argument("--property", metavar="NAME", default=None,
-                        help="check only this property (guards and observed values are always checked); "
+                        help="check only this property, by name or P-number (guards and observed values are "
+                             "always checked); "
                              "confirms that a counterexample from `spmcheck cex` fails the property it was "
                              "exported for, at its last step")
+    from .options import output_args
+
+    output_args(parser)
 
 
 def _check(path: str, findings_fail: bool = False, only: str | None = None) -> FileResult:
@@ -50,28 +57,51 @@ def _check(path: str, findings_fail: bool = False, only: str | None = None) -> F
         return FileResult(path, Verdict.ERROR, code="TRC000", message=msg)
 
 
+def default_files(cwd: Path | None = None) -> list[str] | str:
+    """Trace files `spmcheck check` with no FILE checks: the checkout's traces/ (editable install
+    or a run inside the checkout), else a message saying exactly what to pass."""
+    for d in (TRACES_DIR, (cwd or Path.cwd()) / "traces"):
+        if d.is_dir():
+            found = sorted(str(p) for p in d.rglob("*.log"))
+            if found:
+                return found
+    return ("no trace files given, and no traces/ directory here or next to the package; pass the files "
+            "to check, e.g. `spmcheck check run.log traces/*.log` (record one with `spmcheck record "
+            "--variant final -o run.log`), or '-' to read a trace from stdin")
+
+
 def run(args: argparse.Namespace) -> int:
     from . import report
+    from .render import envelope as env
+    from .render.summary import check_summary
+    from .results import combined_exit
 
-    files: list[str] = list(args.files) or sorted(str(p) for p in TRACES_DIR.rglob("*.log"))
-    if not files:
-        print(f"no trace files given and none under {TRACES_DIR}", file=sys.stderr)
-        return 2
+    t0 = time.monotonic()
+    if args.files:
+        files: list[str] = list(args.files)
+    else:
+        got = default_files()
+        if isinstance(got, str):
+            print(f"spmcheck: error: {got}", file=sys.stderr)
+            return 2
+        files = got
     jobs = max(1, int(args.jobs or 1))
     # getattr: callers that build their own Namespace (checker/cli.py) may predate the flag
     only = getattr(args, "property", None)
     if only is not None:
         from spec.lifecycle.properties import LPROPERTIES
+        from spec.names import closest, resolve
         from spec.properties import PROPERTIES
 
+        only = resolve(only)
         if only not in PROPERTIES and only not in LPROPERTIES:
-            print(f"spmcheck: error: unknown property '{only}'; see `spmcheck list`", file=sys.stderr)
+            print(f"spmcheck: error: {closest(only, list(PROPERTIES) + list(LPROPERTIES), 'property')}",
+                  file=sys.stderr)
             return 2
-    for opt, out_path in (("--json", args.json), ("--lock-graph", getattr(args, "lock_graph", None))):
-        bad = output_problem(out_path) if out_path else None
-        if bad:
-            print(f"spmcheck check: error: {opt}: {bad}", file=sys.stderr)
-            return exitcodes.IO_ERROR
+    bad = first_output_problem(args)
+    if bad:
+        print(f"spmcheck: error: {bad}", file=sys.stderr)
+        return exitcodes.IO_ERROR
     check = partial(_check, findings_fail=bool(getattr(args, "findings_fail", False)), only=only)
     if jobs > 1 and len(files) > 1 and "-" not in files:
         import multiprocessing as mp
@@ -80,14 +110,21 @@ def run(args: argparse.Namespace) -> int:
             results = pool.map(check, files, chunksize=1)
     else:
         results = [check(f) for f in files]
-    json_to_stdout = args.json == "-"
+    verbose = bool(getattr(args, "verbose", False))
+    timings = bool(getattr(args, "timings", False))
+    lines = [line for r in results for line in report.text_lines(r, verbose)]
+    code = combined_exit([r.exit_code for r in results])
+    secs = time.monotonic() - t0
+    summary = check_summary(results, secs, timings)
+    lines.append(summary)
+    json_to_stdout = getattr(args, "json", None) == "-"
     out = sys.stderr if json_to_stdout else sys.stdout
-    for r in results:
-        for line in report.text_lines(r):
-            print(line, file=out)
-    code = max((r.exit_code for r in results), default=0)
-    if args.json:
-        text = report.to_json(results)
+    for line in lines:
+        print(line, file=out)
+    if getattr(args, "json", None):
+        doc = env.envelope("check", code, summary, [report.to_dict(r) for r in results], _config(args, only),
+                           report.check_counts(results), secs, timings)
+        text = env.dumps(doc)
         if json_to_stdout:
             sys.stdout.write(text)
         else:
@@ -99,15 +136,39 @@ def run(args: argparse.Namespace) -> int:
         for r in results:
             g.merge(r.lock_edges, r.file)
         code = _written(write_text(args.lock_graph, g.to_dot()), code)
-    return code
+    return _ci(args, results, code)
 
 
 def _written(problem: str | None, code: int) -> int:
-    """An output that could not be written is IO_ERROR (unless something worse already happened)."""
+    """An output that could not be written is IO_ERROR (a violation still outranks it)."""
+    from .results import combined_exit
+
     if problem is None:
         return code
-    print(f"spmcheck check: error: {problem}", file=sys.stderr)
-    return max(code, exitcodes.IO_ERROR)
+    print(f"spmcheck: error: {problem}", file=sys.stderr)
+    return combined_exit([code, exitcodes.IO_ERROR])
+
+
+def _config(args: argparse.Namespace, only: str | None) -> dict[str, object]:
+    return {"property": only, "findings_fail": bool(getattr(args, "findings_fail", False))}
+
+
+def _ci(args: argparse.Namespace, results: list[FileResult], code: int) -> int:
+    if getattr(args, "junit", None):
+        from .render.junit import check_junit
+
+        code = _written(write_text(args.junit, check_junit(results)), code)
+    if getattr(args, "sarif", None):
+        from .render.envelope import dumps
+        from .render.sarif import check_sarif
+
+        code = _written(write_text(args.sarif, dumps(check_sarif(results))), code)
+    if getattr(args, "format", "text") == "github":
+        from .render.github import check_annotations
+
+        for line in check_annotations(results):
+            print(line)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as e:  # noqa: BLE001 - one line and its own exit code, never a traceback
-        return exitcodes.internal_error("spmcheck check", e)
+        return exitcodes.internal_error("spmcheck", e)
 
 
 if __name__ == "__main__":

@@ -1,22 +1,29 @@
-"""`spmcheck`: prove the protocol, export counterexamples, check and record traces.
+"""`spmcheck`: prove the protocol, export counterexamples, check and record traces, report.
 
 Exit codes (one table for every command: checker/exitcodes.py). `spmcheck prove`: 0 every verdict
 matches its expectation; 1 a mismatch (the final design violated, or a known-bad variant not
 caught, or a witness unreachable); 2 usage error; 3 some verdict unknown (timeout, solver unknown);
-4 an output (--json) cannot be written; 5 internal error; 130 interrupted. Options are validated
-before any work; no traceback reaches the user (SPMCHECK_DEBUG=1 shows it).
+4 an output (--json, --junit, --sarif) cannot be written; 5 internal error; 130 interrupted
+(SIGINT or SIGTERM; every worker process is ended). Options are validated before any work; no
+traceback reaches the user (SPMCHECK_DEBUG=1 shows it).
+
+Every command ends its text output with one summary line `spmcheck: ...`; text is brief by
+default (-v for details) and carries no timings unless --timings, so two runs on the same inputs
+print the same bytes. `--json PATH` writes the versioned envelope (checker/render/envelope.py).
 """
 from __future__ import annotations
 
 import argparse
-import difflib
-import json
 import sys
 import time
-from typing import TYPE_CHECKING, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
+
+from spec.names import closest as _closest
+from spec.names import resolve as _resolve
 
 from . import exitcodes
-from .options import output_problem, positive_seconds, write_text
+from .options import first_output_problem, output_problem, positive_seconds, write_text
 
 if TYPE_CHECKING:
     from spec.results import ProofResult
@@ -27,20 +34,17 @@ commands:
   cex      write the counterexample of one (variant, property) as a format-v1 trace
   check    replay trace files through the same protocol definition
   record   run the protocol on real threads and record a trace
+  report   write a self-contained HTML design-review report and a Markdown summary
   list     variants and properties with one-line descriptions
 
 examples:
   spmcheck prove
   spmcheck prove --variant final --json -
+  spmcheck prove --model core --variant stale-lookup --property P2 -v
   spmcheck cex --variant stale-lookup --property creation-consistent -o stale.log
   spmcheck check stale.log traces/final-a2-u2-l2.log
+  spmcheck prove --json prove.json; spmcheck report --from-json prove.json -o review/
 """
-
-
-def _closest(name: str, valid: Sequence[str], what: str) -> str:
-    near = difflib.get_close_matches(name, list(valid), n=3, cutoff=0.4)
-    hint = f"; did you mean {' or '.join(near)}?" if near else f"; valid: {', '.join(valid)}"
-    return f"unknown {what} '{name}'{hint}"
 
 
 def _size_args(p: argparse.ArgumentParser) -> None:
@@ -71,34 +75,42 @@ def _usage(msg: str) -> int:
     return 2
 
 
-def _check_names(names: list[str] | None, valid: Sequence[str], what: str) -> list[str] | int:
-    if not names:
-        return list(valid)
-    for n in names:
-        if n not in valid:
-            return _usage(_closest(n, valid, what))
-    return names
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     from spec.lifecycle.properties import LPROPERTIES, meta
     from spec.lifecycle.variants import LVARIANTS
     from spec.properties import PROPERTIES
     from spec.variants import VARIANTS
 
-    for title, variants, props in (("core model (update_serialization / serializer)", VARIANTS, PROPERTIES),
-                                   ("SPM context lifecycle model", LVARIANTS, LPROPERTIES)):
-        print(f"{title}\nvariants:")
+    from spec.names import label
+
+    lines: list[str] = []
+    models = []
+    for key, title, variants, props in (
+            ("core", "core model (update_serialization / serializer)", VARIANTS, PROPERTIES),
+            ("lifecycle", "SPM context lifecycle model", LVARIANTS, LPROPERTIES)):
+        lines.append(f"{title}\nvariants:")
         for v in variants.values():
-            print(f"  {v.name:26} {v.summary}")
-            print(f"  {'':26} source: {v.source}")
-        print("properties:")
+            lines.append(f"  {v.name:26} {v.summary}")
+            lines.append(f"  {'':26} source: {v.source}")
+        lines.append("properties:")
         for p in props.values():
-            tag = " [finding]" if props is LPROPERTIES and meta(p.name).finding else ""
-            print(f"  {p.name:38} {p.summary}{tag}")
-            print(f"  {'':38} source: {p.source}")
-        print()
-    return 0
+            finding = props is LPROPERTIES and meta(p.name).finding
+            tag = " [finding]" if finding else ""
+            lines.append(f"  {p.name:38} {p.summary}{tag}")
+            lines.append(f"  {'':38} source: {p.source}")
+        lines.append("")
+        models.append({"model": key,
+                       "variants": [{"name": v.name, "summary": v.summary, "source": v.source} for v in variants.values()],
+                       "properties": [{"name": p.name, "label": label(p.name), "summary": p.summary, "source": p.source,
+                                       "finding": bool(props is LPROPERTIES and meta(p.name).finding)}
+                                      for p in props.values()]})
+    nv = sum(len(m["variants"]) for m in models)
+    npr = sum(len(m["properties"]) for m in models)
+    summary = f"spmcheck: {nv} variants and {npr} properties in 2 models"
+    lines.append(summary)
+    from .render.envelope import envelope
+
+    return _emit(args, lines, envelope("list", 0, summary, models, {}, {"variants": nv, "properties": npr}))
 
 
 def _lconfig(args: argparse.Namespace):  # -> LConfig
@@ -111,13 +123,20 @@ def _lconfig(args: argparse.Namespace):  # -> LConfig
     return LConfig(agents=args.agents, contexts=args.contexts, tools=args.tools, dispatches=args.dispatches)
 
 
-def _progress() -> tuple[bool, Callable[[str], None]]:
-    tty = sys.stderr.isatty()
+def _progress(args: argparse.Namespace | None = None, total: int = 0) -> tuple[bool, Callable[[str], None]]:
+    """Progress on stderr, on a terminal only (never with --no-progress): elapsed time, n/N pairs
+    started (a message naming a pair, 'x / y', counts as one), the current step. Elsewhere it is
+    silent, so redirected output stays deterministic."""
+    tty = sys.stderr.isatty() and not getattr(args, "no_progress", False)
     t0 = time.monotonic()
+    n = [0]
 
     def progress(msg: str) -> None:
+        if " / " in msg:
+            n[0] += 1
         if tty:
-            sys.stderr.write(f"\r\033[K[{time.monotonic() - t0:5.1f}s] {msg}")
+            count = f" {min(n[0], total)}/{total}" if total else ""
+            sys.stderr.write(f"\r\033[K[{time.monotonic() - t0:5.1f}s{count}] {msg}"[:200])
             sys.stderr.flush()
 
     return tty, progress
@@ -133,6 +152,7 @@ def _split_names(args: argparse.Namespace) -> tuple[list[str], list[str], list[s
     for n in args.variant or []:
         if n not in VARIANTS and n not in LVARIANTS:
             return _usage(_closest(n, list(VARIANTS) + list(LVARIANTS), "variant"))
+    args.property = [_resolve(n) for n in args.property] if args.property else args.property
     for n in args.property or []:
         if n not in PROPERTIES and n not in LPROPERTIES:
             return _usage(_closest(n, list(PROPERTIES) + list(LPROPERTIES), "property"))
@@ -155,14 +175,24 @@ def _lifecycle_pairs(lv: list[str], lp: list[str], explicit: bool) -> list[tuple
 def cmd_prove(args: argparse.Namespace) -> int:
     if args.list:
         return cmd_list(args)
+    if args.infer or args.parametric:
+        got = run_prove(args)
+        assert isinstance(got, int)
+        return got
+    run = run_prove(args)
+    return run if isinstance(run, int) else _emit_prove(args, run)
+
+
+def run_prove(args: argparse.Namespace) -> Any:
+    """The prove run of `args` as a ProveRun record (or an exit code: usage error, --infer,
+    --parametric, which print their own output)."""
     split = _split_names(args)
     if isinstance(split, int):
         return split
     variants, props, lvariants, lprops = split
-    if args.json:
-        bad = output_problem(args.json)
-        if bad:
-            return _io_error(bad)
+    bad = first_output_problem(args)
+    if bad:
+        return _io_error(bad)
     if args.parametric:
         return _prove_parametric(args, variants if args.model != "lifecycle" else [], props,
                                  lvariants if args.model != "core" else [], lprops)
@@ -174,21 +204,13 @@ def cmd_prove(args: argparse.Namespace) -> int:
     run_core = args.model in ("core", "all") and variants and props
     lpairs = _lifecycle_pairs(lvariants, lprops, bool(args.variant or args.property)) \
         if args.model in ("lifecycle", "all") else []
-    from spec.prove import prove_all, write_invariants
-    from spec.report import exit_code, render_table
+    from spec.prove import prove_all
 
-    tty, progress = _progress()
+    t0 = time.monotonic()
+    total = (len(variants) * len(props) if run_core else 0) + len(lpairs)
+    tty, progress = _progress(args, total)
     if args.infer:
-        from spec.lifecycle.prove import write_invariants as write_lc
-
-        paths = write_invariants(variants, cfg, args.timeout) if run_core else []
-        if args.model in ("lifecycle", "all"):
-            paths += write_lc(lvariants, lcfg, args.timeout, progress)
-        if tty:
-            sys.stderr.write("\r\033[K")
-        for p in paths:
-            print(f"wrote {p}")
-        return 0
+        return _infer(args, variants if run_core else [], lvariants, cfg, lcfg, progress, tty)
     lresults = []
     if run_core and lpairs:
         # the two models share nothing: the core table runs in a forked worker while the lifecycle
@@ -211,24 +233,78 @@ def cmd_prove(args: argparse.Namespace) -> int:
             lresults = prove_pairs(lpairs, lcfg, args.timeout, progress, certs=certs)
     if tty:
         sys.stderr.write("\r\033[K")
-    code = exit_code(results + lresults)
-    json_code = exitcodes.OK
-    if args.json:
-        doc = {"config": {"agents": cfg.agents, "updaters": cfg.updaters, "lookups": cfg.lookups},
-               "lifecycle_config": {"agents": lcfg.agents, "contexts": lcfg.contexts, "tools": lcfg.tools,
-                                    "dispatches": lcfg.dispatches},
-               "results": [r.to_json() for r in results],
-               "lifecycle_results": [dict(r.to_json(), finding=_is_finding(r.property)) for r in lresults],
-               "ok": code == 0}
-        json_code = _emit_json(args.json, doc)
-    if args.json != "-":
-        if results:
-            print(render_table(results, cfg, verbose=not args.brief))
-        if lresults:
-            from spec.lifecycle.report import render as render_lc
+    from .render.records import make_run
 
-            print(("\n" if results else "") + render_lc(lresults, lcfg.describe(), _any_size, verbose=not args.brief))
-    return json_code or code
+    config = {"core": {"agents": cfg.agents, "updaters": cfg.updaters, "lookups": cfg.lookups},
+              "lifecycle": {"agents": lcfg.agents, "contexts": lcfg.contexts, "tools": lcfg.tools,
+                            "dispatches": lcfg.dispatches},
+              "timeout": args.timeout}
+    return make_run(results, lresults, cfg.describe(), lcfg.describe(), config, time.monotonic() - t0,
+                    "spmcheck " + " ".join(getattr(args, "argv", []) or ["prove"]))
+
+
+def _emit_prove(args: argparse.Namespace, run: Any) -> int:
+    from .render import envelope as env
+    from .render import prove_text
+    from .render.summary import prove_counts, prove_summary
+
+    timings = bool(getattr(args, "timings", False))
+    lines = (prove_text.verbose if args.verbose else prove_text.brief)(run, timings)
+    doc = env.envelope("prove", run.exit_code, prove_summary(run, timings), env.prove_results(run), run.config,
+                       prove_counts(run).to_json(), run.seconds, timings)
+    return _emit(args, lines, doc, ci=lambda: _ci_prove(args, run))
+
+
+def _ci_prove(args: argparse.Namespace, run: Any) -> int:
+    code = exitcodes.OK
+    if getattr(args, "junit", None):
+        from .render.junit import prove_junit
+
+        code = max(code, _write(args.junit, prove_junit(run)))
+    if getattr(args, "sarif", None):
+        from .render.sarif import prove_sarif
+
+        code = max(code, _write(args.sarif, env_dumps(prove_sarif(run))))
+    if getattr(args, "format", "text") == "github":
+        from .render.github import prove_annotations
+
+        for line in prove_annotations(run):
+            print(line)
+    return code
+
+
+def env_dumps(doc: dict[str, Any]) -> str:
+    from .render.envelope import dumps
+
+    return dumps(doc)
+
+
+def _emit(args: argparse.Namespace, lines: list[str], doc: dict[str, Any], ci: Callable[[], int] | None = None) -> int:
+    """Text on stdout (or on stderr when the JSON goes to stdout), the JSON envelope, CI files.
+    An output that cannot be written (e.g. a full disk) is IO_ERROR after the text is printed;
+    a verdict's own failure code still outranks it (checker.results.PRECEDENCE)."""
+    from .render.envelope import dumps
+    from .results import combined_exit
+
+    json_to_stdout = getattr(args, "json", None) == "-"
+    out = sys.stderr if json_to_stdout else sys.stdout
+    for line in lines:
+        print(line, file=out)
+    codes = [int(doc["exit_code"])]
+    if getattr(args, "json", None):
+        if json_to_stdout:
+            sys.stdout.write(dumps(doc))
+        else:
+            codes.append(_write(args.json, dumps(doc)))
+    if ci is not None:
+        codes.append(ci())
+    return combined_exit(codes)
+
+
+def _write(path: str, text: str) -> int:
+    """OK, or IO_ERROR with a message naming the path (never a traceback)."""
+    bad = write_text(path, text)
+    return _io_error(bad) if bad else exitcodes.OK
 
 
 def _cert_mode(args: argparse.Namespace) -> str | int:
@@ -250,14 +326,50 @@ def _io_error(msg: str) -> int:
 
 
 def _emit_json(path: str, doc: dict) -> int:
-    """Write the JSON document; an unwritable path (e.g. a full disk) is IO_ERROR, reported after
-    the table is printed, never a traceback."""
-    text = json.dumps(doc, indent=2)
+    from .render.envelope import dumps
+
     if path == "-":
-        print(text)
+        sys.stdout.write(dumps(doc))
         return exitcodes.OK
-    bad = write_text(path, text + "\n")
-    return _io_error(bad) if bad else exitcodes.OK
+    return _write(path, dumps(doc))
+
+
+def _infer(args: argparse.Namespace, variants: list[str], lvariants: list[str], cfg: Any, lcfg: Any,
+           progress: Callable[[str], None], tty: bool) -> int:
+    """Regenerate the stored invariants, into the checkout's spec/proofs/ — never into an
+    installed package (site-packages), where they would be lost on the next install."""
+    import spec.lifecycle.prove as lprove
+    import spec.prove as cprove
+    from spec.lifecycle.prove import write_invariants as write_lc
+    from spec.prove import write_invariants
+
+    target = infer_target(cprove.PROOFS_DIR, Path.cwd())
+    if isinstance(target, str):
+        return _usage(target)
+    cprove.PROOFS_DIR = lprove.PROOFS_DIR = target  # both modules read it when they write
+    paths = write_invariants(variants, cfg, args.timeout) if variants else []
+    if args.model in ("lifecycle", "all"):
+        paths += write_lc(lvariants, lcfg, args.timeout, progress)
+    if tty:
+        sys.stderr.write("\r\033[K")
+    for p in paths:
+        print(f"wrote {p}")
+    print(f"spmcheck: {len(paths)} invariant file{'s' if len(paths) != 1 else ''} written to {target}")
+    return 0
+
+
+def infer_target(package_dir: Path, cwd: Path) -> Path | str:
+    """Where `prove --infer` writes: the package's spec/proofs/ when that is a checkout (an
+    editable install), else ./spec/proofs/ when the current directory is an spmcheck checkout,
+    else an error message saying what to do."""
+    installed = any(part in ("site-packages", "dist-packages") for part in package_dir.resolve().parts)
+    if not installed:
+        return package_dir
+    local = cwd / "spec" / "proofs"
+    if local.is_dir() and (cwd / "pyproject.toml").is_file():
+        return local
+    return ("prove --infer regenerates the stored invariants of a checkout; run it inside the spmcheck "
+            "checkout (the directory with spec/proofs/), ideally with `pip install -e .`")
 
 
 def _is_finding(prop: str) -> bool:
@@ -277,22 +389,50 @@ def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list
                       lvariants: list[str], lprops: list[str]) -> int:
     from spec.parametric.prove import lifecycle_pairs, render_text, run
 
-    tty, progress = _progress()
+    t0 = time.monotonic()
     lpairs = lifecycle_pairs(lvariants or None, lprops or None) if lvariants else []
     run_core = bool(variants and props)
+    tty, progress = _progress(args, (len(variants) * len(props) if run_core else 0) + len(lpairs))
     results = run(variants or None, props or None, args.timeout, progress, lifecycle=lpairs, core=run_core) \
         if run_core or lpairs else []
     if tty:
         sys.stderr.write("\r\033[K")
     from spec.report import exit_code
 
+    from .render import envelope as env
+    from .render.summary import parametric_summary
+
+    timings = bool(getattr(args, "timings", False))
+    secs = time.monotonic() - t0
     code = exit_code(results)  # type: ignore[arg-type]  # same rule: mismatch or unreachable witness -> 1
-    json_code = exitcodes.OK
-    if args.json:
-        json_code = _emit_json(args.json, {"parametric": [r.to_json() for r in results], "ok": code == 0})
-    if args.json != "-":
-        print(render_text(results))
-    return json_code or code
+    text = render_text(results)
+    if not timings:
+        text = _drop_seconds_column(text)
+    if not args.verbose:
+        # brief: what is not as expected (the any-size verdicts also show in `spmcheck prove`'s matrix)
+        text = "".join(f"  {r.model} {r.variant} / {r.property}: {r.verdict}, expected {r.expected}"
+                       + (f": {r.reason}" if r.reason else "") + "\n" for r in results if not r.matches)
+    summary = parametric_summary(results, secs, timings)
+    counts = {"total": len(results), "as_expected": sum(r.matches for r in results),
+              "proved_any_size": sum(r.verdict == "proved" for r in results),
+              "violated": sum(r.verdict == "violated" for r in results),
+              "unknown": sum(r.verdict == "unknown" for r in results)}
+    doc = env.envelope("prove-parametric", code, summary, env.parametric_results(results),
+                       {"timeout": args.timeout}, counts, secs, timings)
+    return _emit(args, [ln for ln in text.rstrip("\n").splitlines() if ln] + [summary], doc)
+
+
+def _drop_seconds_column(text: str) -> str:
+    """render_text's last column is seconds; without --timings it is cut so runs diff cleanly."""
+    out = []
+    for ln in text.splitlines():
+        if ln.startswith("  "):
+            out.append(ln)
+        elif ln.startswith("-"):
+            out.append(ln[:-9])
+        else:
+            out.append(ln[:-9].rstrip() if len(ln) > 9 else ln)
+    return "\n".join(out) + "\n"
 
 
 def cmd_cex(args: argparse.Namespace) -> int:
@@ -301,6 +441,7 @@ def cmd_cex(args: argparse.Namespace) -> int:
     from spec.properties import PROPERTIES
     from spec.variants import VARIANTS
 
+    args.property = _resolve(args.property)
     lifecycle = args.variant in LVARIANTS and args.property in LPROPERTIES and not (
         args.variant in VARIANTS and args.property in PROPERTIES and args.model != "lifecycle")
     if not lifecycle:
@@ -308,43 +449,57 @@ def cmd_cex(args: argparse.Namespace) -> int:
             return _usage(_closest(args.variant, list(VARIANTS) + list(LVARIANTS), "variant"))
         if args.property not in PROPERTIES:
             return _usage(_closest(args.property, list(PROPERTIES) + list(LPROPERTIES), "property"))
-    bad = output_problem(args.output)
-    if bad:
-        return _io_error(bad)
+    for opt, path in (("-o", args.output), ("--json", getattr(args, "json", None))):
+        bad = output_problem(path) if path else None
+        if bad:
+            return _io_error(f"{opt}: {bad}")
     if lifecycle:
         from spec.lifecycle.prove import prove_variant as prove_lc
         from spec.lifecycle.trace import cex_trace as lc_trace
 
         lcfg = _lconfig(args)
         (r,) = prove_lc(args.variant, [args.property], lcfg, args.timeout, certs=_cex_certs(args))
-        return _write_cex(args, r, lambda: lc_trace(r, lcfg))
+        return _write_cex(args, r, lambda: lc_trace(r, lcfg), "lifecycle")
     cfg = _config(args)
     from spec.prove import prove_variant
     from spec.report import cex_trace
 
     (r,) = prove_variant(args.variant, [args.property], cfg, args.timeout, certs=_cex_certs(args))
-    return _write_cex(args, r, lambda: cex_trace(r, cfg))
+    return _write_cex(args, r, lambda: cex_trace(r, cfg), "core")
 
 
 def _cex_certs(args: argparse.Namespace) -> str:
     return "fresh" if args.fresh else "use"
 
 
-def _write_cex(args: argparse.Namespace, r: "ProofResult", render: Callable[[], str]) -> int:
+def _write_cex(args: argparse.Namespace, r: "ProofResult", render: Callable[[], str], model: str) -> int:
+    from .render import envelope as env
+
     if r.counterexample is None:
-        print(f"spmcheck: no counterexample: {args.variant} / {args.property} is {r.verdict}"
-              + (f" ({r.reason})" if r.reason else ""), file=sys.stderr)
-        return 1 if r.verdict == "proved" else 3
+        code = 1 if r.verdict == "proved" else 3
+        summary = (f"spmcheck: no counterexample: {args.variant} / {args.property} is {r.verdict}"
+                   + (f" ({r.reason})" if r.reason else ""))
+        doc = env.envelope("cex", code, summary, [dict(r.to_json(), model=model, output=None)], {}, {"events": 0})
+        if getattr(args, "json", None):
+            _emit_json(args.json, doc)
+        print(summary, file=sys.stderr)
+        return code
     text = render()
+    nline = len(text.splitlines())
+    summary = (f"spmcheck: wrote {args.output}: {len(r.counterexample)} events, violates {r.property} at event "
+               f"{r.counterexample[-1].index} (file line {nline})")
+    doc = env.envelope("cex", 0, summary, [dict(r.to_json(), model=model, output=args.output)], {},
+                       {"events": len(r.counterexample)})
+    code = exitcodes.OK
     if args.output == "-":
         sys.stdout.write(text)
     else:
-        bad = write_text(args.output, text)
-        if bad:
-            return _io_error(bad)
-        print(f"wrote {args.output}: {len(r.counterexample)} events, violates {r.property} at event "
-              f"{r.counterexample[-1].index} (file line {len(text.splitlines())})")
-    return 0
+        code = _write(args.output, text)
+        if code == exitcodes.OK:
+            print(summary)
+    if getattr(args, "json", None):
+        code = max(code, _emit_json(args.json, doc))
+    return code
 
 
 def _lifecycle_args(p: argparse.ArgumentParser, with_model: bool = True) -> None:
@@ -356,31 +511,55 @@ def _lifecycle_args(p: argparse.ArgumentParser, with_model: bool = True) -> None
     p.add_argument("--dispatches", type=int, default=3, metavar="N", help="lifecycle: dispatches (default 3)")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one error prefix (`spmcheck: error:`, also for subcommands) and a
+    suggestion for a mistyped command."""
+
+    def error(self, message: str) -> "NoReturn":  # type: ignore[override]
+        import re
+
+        m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if m:
+            choices = re.findall(r"'([^']*)'", m.group(2)) or [c.strip() for c in m.group(2).split(",")]
+            message = _closest(m.group(1), choices, "command" if "COMMAND" in message else "choice")
+        self.print_usage(sys.stderr)
+        print(f"spmcheck: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    from .render.envelope import version
+
+    p = Parser(
         prog="spmcheck",
         description="Formal evidence for rocprofiler-sdk's SPM queue-serialization protocol "
                     "(QueueController per-agent refcount, PR #11965/#11968): Z3 proofs, "
                     "counterexamples as traces, and a trace checker on the same definition.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    p.add_argument("--version", action="version", version=f"spmcheck {version()}")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
 
     pr = sub.add_parser("prove", help="prove every (variant, property) pair",
                         description="Run the core table (every variant x property), the lifecycle table (final's "
                                     "properties, each known-bad variant against the property its bug breaks, the "
                                     "reviewers' questions for pr-758072b and final, the findings of the final "
-                                    "design), or with --parametric the any-size proofs. Exit 0 when every verdict "
-                                    "matches its expectation, 1 on a mismatch or an unreachable non-vacuity "
-                                    "witness, 2 on usage errors, 3 when some verdict is unknown, 4 when --json cannot "
-                                    "be written, 5 on an internal error.")
+                                    "design), or with --parametric the any-size proofs. Prints verdict matrices, "
+                                    "the reviewers' questions, the findings and one summary line (-v: details). "
+                                    "Exit 0 when every verdict matches its expectation, 1 on a mismatch or an "
+                                    "unreachable non-vacuity witness, 2 on usage errors, 3 when some verdict is "
+                                    "unknown, 4 when an output cannot be written, 5 on an internal error, 130 "
+                                    "when interrupted.")
     pr.add_argument("--variant", action="append", metavar="NAME", help="repeatable (default: all)")
-    pr.add_argument("--property", action="append", metavar="NAME", help="repeatable (default: all)")
+    pr.add_argument("--property", action="append", metavar="NAME",
+                    help="repeatable; a name or its P-number (P1..P9, P4m, gate) (default: all)")
     _size_args(pr)
-    pr.add_argument("--json", metavar="PATH", help="write results as JSON ('-' for stdout)")
+    from .options import output_args
+
+    output_args(pr)
     pr.add_argument("--list", action="store_true", help="list variants and properties and exit")
-    pr.add_argument("--brief", action="store_true", help="table only, no counterexamples or witnesses")
+    pr.add_argument("--brief", action="store_true", help="the default (kept for old scripts); see -v")
     pr.add_argument("--infer", action="store_true",
-                    help="re-run Houdini and store the inductive invariants under spec/proofs/")
+                    help="re-run Houdini and store the inductive invariants under spec/proofs/ of the checkout")
     pr.add_argument("--model", choices=("core", "lifecycle", "all"), default="all",
                     help="core: update_serialization()/serializer(); lifecycle: SPM contexts, hooks, "
                          "drain, tags, gate (default: all)")
@@ -396,9 +575,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     cx = sub.add_parser("cex", help="write a counterexample as a format-v1 trace")
     cx.add_argument("--variant", required=True, metavar="NAME")
-    cx.add_argument("--property", required=True, metavar="NAME")
+    cx.add_argument("--property", required=True, metavar="NAME", help="a name or its P-number")
     cx.add_argument("-o", "--output", required=True, metavar="FILE", help="'-' for stdout")
     cx.add_argument("--fresh", action="store_true", help="search instead of replaying a stored counterexample")
+    cx.add_argument("--json", metavar="PATH", help="write the JSON envelope")
     _size_args(cx)
     _lifecycle_args(cx)
     cx.set_defaults(func=cmd_cex)
@@ -406,10 +586,11 @@ def build_parser() -> argparse.ArgumentParser:
     from . import check_cli, record_cli
 
     ck = sub.add_parser("check", help="check trace files",
-                        description="Replay format-v1 traces through the protocol definition. Exit codes: 0 all "
-                                    "accepted; 1 any violated/diverged; 2 any malformed; 3 any inconclusive; 4 a "
-                                    "file cannot be read or an output cannot be written; 5 internal error "
-                                    "(highest applicable wins).")
+                        description="Replay format-v1 traces through the protocol definition. Exit codes, by "
+                                    "precedence across files (the first that applies wins, so a violation is "
+                                    "never hidden): 1 any violated/diverged; 5 internal error; 4 a file cannot be "
+                                    "read or an output cannot be written; 2 any malformed; 3 any inconclusive "
+                                    "(also a trace without events); 0 all accepted.")
     check_cli.add_arguments(ck)
     ck.set_defaults(func=check_cli.run)
 
@@ -417,27 +598,49 @@ def build_parser() -> argparse.ArgumentParser:
     record_cli.add_arguments(rc)
     rc.set_defaults(func=record_cli.run)
 
+    from . import report_cli
+
+    rp = sub.add_parser("report", help="write report.html + summary.md (verdict matrix, swim lanes, lock graph)",
+                        description=report_cli.DESCRIPTION)
+    report_cli.add_arguments(rp)
+    rp.set_defaults(func=report_cli.run)
+
     ls = sub.add_parser("list", help="list variants and properties")
+    ls.add_argument("--json", metavar="PATH", help="write the JSON envelope")
     ls.set_defaults(func=cmd_list)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """In-process entry (tests call this); `console_main` adds signal supervision."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    args.argv = list(argv) if argv is not None else sys.argv[1:]
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
-        print("spmcheck: interrupted", file=sys.stderr)
+        print("spmcheck: error: interrupted", file=sys.stderr)
         return exitcodes.INTERRUPTED
     except BrokenPipeError:
+        import os
+
+        # the reader left (`spmcheck prove | head`): not an error; keep the interpreter from
+        # complaining while it flushes stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return exitcodes.OK
     except Exception as e:  # noqa: BLE001 - a bug in spmcheck: one line and its own exit code
         return exitcodes.internal_error("spmcheck", e)
 
 
+def console_main() -> int:
+    """The `spmcheck` script and `python -m spmcheck`: see checker/supervise.py."""
+    from .supervise import supervised
+
+    return supervised(main)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

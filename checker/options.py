@@ -69,3 +69,35 @@ def write_text(path: str, text: str) -> str | None:
     except OSError as e:
         return f"cannot write {path}: {e.strerror or e}"
     return None
+
+
+def output_args(p: argparse.ArgumentParser, ci: bool = True) -> None:
+    """Output options shared by the reporting commands (prove, check)."""
+    g = p.add_argument_group("output")
+    g.add_argument("-v", "--verbose", action="store_true",
+                   help="details: every pair's method and depth, witnesses, counterexamples (prove); "
+                        "every finding line (check)")
+    g.add_argument("--json", metavar="PATH",
+                   help="write the JSON envelope ('-' for stdout; the text then goes to stderr)")
+    g.add_argument("--timings", action="store_true",
+                   help="include seconds in the text and a `timings` object in the JSON (off by default, so "
+                        "two runs on the same inputs give identical output)")
+    g.add_argument("--no-progress", action="store_true", help="no progress line, even on a terminal")
+    if ci:
+        g.add_argument("--format", choices=("text", "github"), default="text",
+                       help="github: also print GitHub Actions workflow annotations (::error file=...::)")
+        g.add_argument("--junit", metavar="PATH", help="write JUnit XML (a test case per pair / per trace file)")
+        g.add_argument("--sarif", metavar="PATH", help="write SARIF 2.1.0 (violations with their locations)")
+
+
+OUTPUT_OPTIONS = ("json", "junit", "sarif")
+
+
+def first_output_problem(args: argparse.Namespace) -> str | None:
+    """The first of --json/--junit/--sarif (and --lock-graph) that cannot be written, as a message."""
+    for opt in OUTPUT_OPTIONS + ("lock_graph",):
+        path = getattr(args, opt, None)
+        bad = output_problem(path) if path else None
+        if bad:
+            return f"--{opt.replace('_', '-')}: {bad}"
+    return None

@@ -13,10 +13,10 @@ trace keeps what was recorded, without its run_end marker).
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 
 from spec.lifecycle.variants import LVARIANTS
+from spec.names import closest
 from spec.variants import VARIANTS
 
 from . import exitcodes
@@ -24,7 +24,7 @@ from . import lc_record as _lc_record
 from . import limits
 from . import record as _record
 from .lc_record import LRunConfig
-from .options import nonnegative, output_problem, positive_seconds, probability
+from .options import nonnegative, output_problem, positive_seconds, probability, write_text
 from .record import RunConfig
 
 
@@ -51,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="max seconds a holder keeps a reference between enable and disable")
     parser.add_argument("--seed", type=int, default=0, help="seed of the per-thread RNGs")
     parser.add_argument("-o", "--output", required=True, help="trace file to write")
+    parser.add_argument("--json", metavar="PATH", help="write the JSON envelope ('-' for stdout)")
     lc = parser.add_argument_group("lifecycle (--model lifecycle)")
     lc.add_argument("--contexts", type=int, default=2, help="SPM contexts (default 2)")
     lc.add_argument("--tools", type=int, default=2, help="tool threads t* (default 2)")
@@ -73,9 +74,7 @@ class UsageError(ValueError):
 
 def lc_config_from(args: argparse.Namespace) -> LRunConfig:
     if args.variant not in LVARIANTS:
-        close = difflib.get_close_matches(args.variant, list(LVARIANTS), n=3, cutoff=0.4)
-        hint = f"; did you mean {' or '.join(close)}?" if close else ""
-        raise UsageError(f"unknown lifecycle variant {args.variant!r}{hint} (known: {', '.join(LVARIANTS)})")
+        raise UsageError(closest(args.variant, list(LVARIANTS), "lifecycle variant"))
     if args.seconds is not None:
         raise UsageError("--seconds is not supported with --model lifecycle (the run has a fixed size: use --ops)")
     # the header sizes the model: the same table `spmcheck check` reads (checker/limits.py)
@@ -96,9 +95,7 @@ def lc_config_from(args: argparse.Namespace) -> LRunConfig:
 
 def config_from(args: argparse.Namespace) -> RunConfig:
     if args.variant not in VARIANTS:
-        close = difflib.get_close_matches(args.variant, list(VARIANTS), n=3, cutoff=0.4)
-        hint = f"; did you mean {' or '.join(close)}?" if close else ""
-        raise UsageError(f"unknown variant {args.variant!r}{hint} (known: {', '.join(VARIANTS)})")
+        raise UsageError(closest(args.variant, list(VARIANTS), "variant"))
     n = args.threads
     updaters = args.updaters if args.updaters is not None else (n if n is not None else 2)
     lookups = args.lookups if args.lookups is not None else (n if n is not None else 2)
@@ -126,12 +123,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         cfg = lc_config_from(args) if lifecycle else config_from(args)
     except UsageError as e:
-        print(f"spmcheck record: error: {e}", file=sys.stderr)
+        print(f"spmcheck: error: {e}", file=sys.stderr)
         return exitcodes.USAGE
-    bad = output_problem(args.output)
-    if bad:
-        print(f"spmcheck record: error: {bad}", file=sys.stderr)
-        return exitcodes.IO_ERROR
+    for opt, path in (("-o", args.output), ("--json", getattr(args, "json", None))):
+        bad = output_problem(path) if path else None
+        if bad:
+            print(f"spmcheck: error: {opt}: {bad}", file=sys.stderr)
+            return exitcodes.IO_ERROR
     label = f"lifecycle {cfg.variant}" if lifecycle else cfg.variant
     tty = sys.stderr.isatty()
 
@@ -142,22 +140,22 @@ def run(args: argparse.Namespace) -> int:
     try:
         out = open(args.output, "w", encoding="utf-8")
     except OSError as e:
-        print(f"spmcheck record: error: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+        print(f"spmcheck: error: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
         return exitcodes.IO_ERROR
     try:
         with out:
             res = (_lc_record if lifecycle else _record).run(cfg, out, progress if tty else None)  # type: ignore[arg-type]
     except KeyboardInterrupt:
-        print(f"\nspmcheck record: interrupted; {args.output} keeps the events recorded so far, without "
+        print(f"\nspmcheck: interrupted; {args.output} keeps the events recorded so far, without "
               "the run_end marker (`spmcheck check` reports it inconclusive)", file=sys.stderr)
         return exitcodes.INTERRUPTED
     except OSError as e:  # closing the file flushes nothing of ours (events go through write(2)), but be sure
-        print(f"spmcheck record: error: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+        print(f"spmcheck: error: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
         return exitcodes.IO_ERROR
     if tty:
         sys.stderr.write("\n")
     if res.write_error:
-        print(f"spmcheck record: error: cannot write {args.output}: {res.write_error} (the trace is "
+        print(f"spmcheck: error: cannot write {args.output}: {res.write_error} (the trace is "
               "incomplete)", file=sys.stderr)
         return exitcodes.IO_ERROR
     size = (f"model=lifecycle variant={cfg.variant} agents={cfg.agents} contexts={cfg.contexts} "  # type: ignore[union-attr]
@@ -165,11 +163,29 @@ def run(args: argparse.Namespace) -> int:
             f"variant={cfg.variant} agents={cfg.agents} updaters={cfg.updaters} lookups={cfg.lookups}")  # type: ignore[union-attr]
     print(f"recorded {res.events} events in {res.seconds:.2f}s -> {args.output} "
           f"({size} seed={cfg.seed} jitter={cfg.jitter})", file=sys.stderr)
+    code = 0
     if res.deadlocked:
-        print(f"spmcheck record: the run got stuck (no event for {cfg.stall:.0f}s); trace ends where "
+        print(f"spmcheck: the run got stuck (no event for {cfg.stall:.0f}s); trace ends where "
               "the threads stopped", file=sys.stderr)
-        return exitcodes.UNKNOWN
-    return exitcodes.OK
+        code = exitcodes.UNKNOWN
+    summary = (f"spmcheck: recorded {res.events} events of {label} to {args.output}"
+               + ("; the run deadlocked" if res.deadlocked else ""))
+    print(summary, file=sys.stderr if getattr(args, "json", None) == "-" else sys.stdout)
+    if getattr(args, "json", None):
+        from .render.envelope import dumps, envelope
+
+        doc = envelope("record", code, summary, [{"model": "lifecycle" if lifecycle else "core", "variant": cfg.variant,
+                                                  "output": args.output, "events": res.events,
+                                                  "deadlocked": bool(res.deadlocked), "seed": cfg.seed}],
+                       {"size": size, "jitter": cfg.jitter}, {"events": res.events}, res.seconds)
+        if args.json == "-":
+            sys.stdout.write(dumps(doc))
+        else:
+            bad = write_text(args.json, dumps(doc))
+            if bad:
+                print(f"spmcheck: error: {bad}", file=sys.stderr)
+                return max(code, exitcodes.IO_ERROR)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,14 +1,16 @@
 """Render FileResults: text for people, JSON for tools. No checking logic here."""
 from __future__ import annotations
 
-import json
+from collections import Counter
 from typing import Iterable
 
 from .results import FileResult, Verdict
 
 
-def text_lines(r: FileResult) -> list[str]:
-    return _verdict_lines(r) + _finding_lines(r)
+def text_lines(r: FileResult, verbose: bool = True) -> list[str]:
+    """The verdict with its location and evidence, then the findings: every one with `verbose`,
+    else one line per property (count, first line, first message)."""
+    return _verdict_lines(r) + (_finding_lines(r) if verbose else _finding_summary(r))
 
 
 def _finding_lines(r: FileResult) -> list[str]:
@@ -18,10 +20,32 @@ def _finding_lines(r: FileResult) -> list[str]:
     return out
 
 
+def _finding_summary(r: FileResult) -> list[str]:
+    if not r.findings:
+        return []
+    counts = Counter(f.prop for f in r.findings)
+    first = {}
+    for f in r.findings:
+        first.setdefault(f.prop, f)
+    out = []
+    for prop, n in counts.items():
+        f = first[prop]
+        times = f" ({n} times, first here)" if n > 1 else ""
+        out.append(f"{r.file}:{f.line}: finding {prop}{times}: {_short(_one_line(f.message))}")
+    if r.more_findings:
+        out.append(f"{r.file}: and {r.more_findings} more findings beyond the ones kept")
+    return out
+
+
+def _short(s: str, width: int = 110) -> str:
+    return s if len(s) <= width else s[: width - 3] + "..."
+
+
 def _verdict_lines(r: FileResult) -> list[str]:
     head = f"{r.file}: {r.verdict.value}"
     if r.verdict is Verdict.ACCEPTED:
-        return [f"{head} ({r.events} events)" + (f", {len(r.findings) + r.more_findings} findings" if r.findings else "")
+        n = len(r.findings) + r.more_findings
+        return [f"{head} ({r.events} events)" + (f", {n} finding{'s' if n != 1 else ''}" if n else "")
                 + (f"; note: {r.note}" if r.note else "")]
     if r.verdict is Verdict.VIOLATED:
         head += f" {r.prop} at line {r.line}"
@@ -53,6 +77,7 @@ def to_dict(r: FileResult) -> dict[str, object]:
     return {
         "file": r.file,
         "verdict": r.verdict.value,
+        "exit_code": r.exit_code,
         "line": r.line,
         "col": r.col,
         "property": r.prop or None,
@@ -70,4 +95,19 @@ def to_dict(r: FileResult) -> dict[str, object]:
 
 
 def to_json(results: Iterable[FileResult]) -> str:
-    return json.dumps({"files": [to_dict(r) for r in results]}, indent=2) + "\n"
+    """The `spmcheck check --json` envelope (checker/render/envelope.py) for these results."""
+    from .render.envelope import dumps, envelope
+    from .render.summary import check_summary
+    from .results import combined_exit
+
+    rs = list(results)
+    return dumps(envelope("check", combined_exit([r.exit_code for r in rs]), check_summary(rs),
+                          [to_dict(r) for r in rs], {}, check_counts(rs)))
+
+
+def check_counts(results: list[FileResult]) -> dict[str, int]:
+    c = Counter(r.verdict.value for r in results)
+    out = {v.value: c.get(v.value, 0) for v in Verdict}
+    out["files"] = len(results)
+    out["findings"] = sum(len(r.findings) + r.more_findings for r in results)
+    return out

@@ -17,11 +17,25 @@ class Verdict(str, Enum):
     ERROR = "error"  # a bug in the checker while checking this file (never a verdict on the trace)
 
 
-# exit status per verdict (checker/exitcodes.py); across files the highest wins (traces/FORMAT.md)
+# exit status per verdict (checker/exitcodes.py, documented in traces/FORMAT.md and the README)
 EXIT_CODE = {Verdict.ACCEPTED: exitcodes.OK, Verdict.VIOLATED: exitcodes.VIOLATED,
              Verdict.DIVERGED: exitcodes.VIOLATED, Verdict.MALFORMED: exitcodes.USAGE,
              Verdict.INCONCLUSIVE: exitcodes.UNKNOWN, Verdict.UNREADABLE: exitcodes.IO_ERROR,
              Verdict.ERROR: exitcodes.INTERNAL}
+# across files (and across a command's outcomes) the first code in this order that any of them has
+# wins: a violation is never hidden by another file's internal error, unreadable path, malformed
+# input or inconclusive replay; after it, the louder failure of spmcheck itself
+PRECEDENCE = (exitcodes.VIOLATED, exitcodes.INTERNAL, exitcodes.IO_ERROR, exitcodes.USAGE, exitcodes.UNKNOWN,
+              exitcodes.OK)
+
+
+def combined_exit(codes: "list[int] | tuple[int, ...]") -> int:
+    """One exit code for several outcomes: by PRECEDENCE (violated first), unlisted codes last."""
+    present = set(codes)
+    for c in PRECEDENCE:
+        if c in present:
+            return c
+    return max(present, default=0)
 
 
 @dataclass(frozen=True)

@@ -63,8 +63,9 @@ def test_violation_evidence_names_read_update_insert() -> None:
 
 
 def test_directory_and_missing_path() -> None:
-    assert check_path(str(FIX)).code == "TRC001"
-    assert check_path(str(FIX / "nope.log")).code == "TRC001"
+    for p in (FIX, FIX / "nope.log"):
+        r = check_path(str(p))
+        assert (r.verdict, r.code, r.line) == (Verdict.UNREADABLE, "TRC001", 0)
 
 
 def test_every_bad_line_reported_with_cap(tmp_path: Path) -> None:
@@ -84,12 +85,16 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
     ok, bad = str(FIX / "lookup-ok.log"), str(FIX / "violated-bad.log")
     assert _cli(ok).returncode == 0
     assert _cli(ok, bad).returncode == 1
-    assert _cli(ok, bad, str(FIX / "utf8-bad.log")).returncode == 2
-    assert _cli(ok, bad, str(FIX / "utf8-bad.log"), str(FIX / "gap-bad.log")).returncode == 3
+    # precedence (violated first): a violation is never hidden by another file's outcome
+    assert _cli(ok, bad, str(FIX / "utf8-bad.log")).returncode == 1
+    assert _cli(ok, bad, str(FIX / "utf8-bad.log"), str(FIX / "gap-bad.log")).returncode == 1
+    assert _cli(ok, str(FIX / "utf8-bad.log"), str(FIX / "gap-bad.log")).returncode == 2
+    assert _cli(ok, str(FIX / "gap-bad.log")).returncode == 3
     r = _cli(bad, "-", "--json", "-", "--jobs", "2", stdin=(FIX / "lookup-ok.log").read_bytes())
     data = json.loads(r.stdout)
-    assert [f["verdict"] for f in data["files"]] == ["violated", "accepted"]
-    assert set(data["files"][0]) >= {"file", "verdict", "line", "property", "code", "message", "evidence"}
+    assert data["command"] == "check" and data["exit_code"] == 1
+    assert [f["verdict"] for f in data["results"]] == ["violated", "accepted"]
+    assert set(data["results"][0]) >= {"file", "verdict", "line", "property", "code", "message", "evidence"}
     dot = tmp_path / "g.dot"
     assert _cli(ok, "--lock-graph", str(dot)).returncode == 0
     assert '"refcount" -> "serializer_map"' in dot.read_text()

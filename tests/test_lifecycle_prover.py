@@ -152,9 +152,10 @@ def test_cli_lifecycle_json_and_cex(tmp_path, capsys) -> None:
 
     assert cli_main(["prove", "--model", "lifecycle", "--variant", "positive-tags", "--json", "-"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    (r,) = doc["lifecycle_results"]
-    assert (r["variant"], r["property"], r["verdict"], r["finding"]) == ("positive-tags", "tags-disjoint", "violated", False)
-    assert doc["results"] == [] and doc["ok"] is True
+    (r,) = doc["results"]
+    assert (r["model"], r["variant"], r["property"], r["verdict"], r["finding"]) == \
+        ("lifecycle", "positive-tags", "tags-disjoint", "violated", False)
+    assert doc["command"] == "prove" and doc["ok"] is True
     out = tmp_path / "tags.log"
     assert cli_main(["cex", "--variant", "positive-tags", "--property", "tags-disjoint", "-o", str(out)]) == 0
     capsys.readouterr()

@@ -65,5 +65,5 @@ def test_record_cli_lifecycle(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert head.startswith("spmcheck-trace v1 model=lifecycle variant=final agents=2 contexts=2 tools=2 "
                            "dispatches=7 max_ids=4 timeouts=1 deactivate=0 destroy=0 seed=2")
     assert record_main(["--model", "lifecycle", "--variant", "finall", "-o", str(out)]) == 2
-    assert "did you mean final" in capsys.readouterr().err
+    assert "did you mean 'final'?" in capsys.readouterr().err
     assert record_main(["--model", "lifecycle", "--variant", "final", "--contexts", "9", "-o", str(out)]) == 2

@@ -83,7 +83,7 @@ def test_counterexample_trace_is_rejected_at_the_same_step(variant: str, prop: s
     assert cli_main(["cex", "--variant", variant, "--property", prop, "-o", str(out)]) == 0
     js = tmp_path / "r.json"
     assert cli_main(["check", str(out), "--json", str(js)]) == 1
-    (f,) = json.loads(js.read_text())["files"]
+    (f,) = json.loads(js.read_text())["results"]
     assert f["verdict"] == "violated"
     lines = out.read_text().splitlines()
     seq = int(lines[f["line"] - 1].split()[0])
@@ -113,4 +113,4 @@ def test_tiny_timeout_never_proves() -> None:
 
 def test_unknown_names_are_usage_errors(capsys) -> None:
     assert cli_main(["prove", "--variant", "fianl"]) == 2
-    assert "did you mean final" in capsys.readouterr().err
+    assert "did you mean 'final'?" in capsys.readouterr().err

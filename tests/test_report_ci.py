@@ -1,0 +1,148 @@
+"""Formats for tools: the JSON envelope of every command validates against the shipped schema;
+SARIF validates against the bundled SARIF 2.1.0 schema; the JUnit XML parses and its counts
+equal the prove table; GitHub annotations are well-formed workflow commands."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from checker.cli import main as cli_main
+from checker.render.envelope import SCHEMA_PATH
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "tests" / "fixtures"
+SARIF_SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-2.1.0-rtm.5.json").read_text())
+ENVELOPE = json.loads(SCHEMA_PATH.read_text())
+
+
+def _valid(doc: dict[str, Any]) -> None:
+    jsonschema.Draft202012Validator(ENVELOPE, format_checker=jsonschema.FormatChecker()).validate(doc)
+
+
+def _sarif_valid(doc: dict[str, Any]) -> None:
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(doc)
+
+
+@pytest.fixture(scope="module")
+def prove_out(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One small prove run over both models: a core violation and a lifecycle violation."""
+    d = tmp_path_factory.mktemp("prove")
+    out = {k: d / f"prove.{k}" for k in ("json", "sarif", "xml", "tjson")}
+    code = cli_main(["prove", "--variant", "stale-lookup", "--variant", "positive-tags", "--property", "P2",
+                     "--property", "P6", "--json", str(out["json"]), "--sarif", str(out["sarif"]),
+                     "--junit", str(out["xml"])])
+    assert code == 0
+    return out
+
+
+def test_schema_itself_is_a_valid_2020_12_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(ENVELOPE)
+    jsonschema.Draft4Validator.check_schema(SARIF_SCHEMA)
+
+
+def test_prove_json_sarif_junit(prove_out: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads(prove_out["json"].read_text())
+    _valid(doc)
+    assert [(r["model"], r["variant"], r["label"], r["verdict"]) for r in doc["results"]] == \
+        [("core", "stale-lookup", "P2", "violated"), ("lifecycle", "positive-tags", "P6", "violated")]
+    sarif = json.loads(prove_out["sarif"].read_text())
+    _sarif_valid(sarif)
+    (run,) = sarif["runs"]
+    assert [r["ruleId"] for r in run["results"]] == ["core/creation-consistent", "lifecycle/tags-disjoint"]
+    first = run["results"][0]
+    assert first["level"] == "note" and first["kind"] == "fail"  # a known bug caught, as expected
+    assert first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "spec/properties.py"
+    line = first["locations"][0]["physicalLocation"]["region"]["startLine"]
+    assert '"creation-consistent"' in (ROOT / "spec" / "properties.py").read_text().splitlines()[line - 1]
+    flows = first["codeFlows"][0]["threadFlows"]
+    steps = sum(len(t["locations"]) for t in flows)
+    assert steps == len(doc["results"][0]["counterexample"])
+    xml = ET.fromstring(prove_out["xml"].read_text())
+    cases = xml.findall(".//testcase")
+    assert len(cases) == len(doc["results"]) == int(xml.get("tests", "0"))
+    assert int(xml.get("failures", "-1")) == sum(not r["matches"] and r["verdict"] != "unknown" for r in doc["results"])
+    assert int(xml.get("errors", "-1")) == sum(r["verdict"] == "unknown" for r in doc["results"])
+    capsys.readouterr()
+
+
+def test_junit_counts_follow_mismatches() -> None:
+    from checker.render.junit import prove_junit
+    from checker.render.records import make_run
+    from tests.test_report_text import default_records
+
+    core, lc = default_records(flip=("final", "creation-consistent"))
+    xml = ET.fromstring(prove_junit(make_run(core, lc, "", "", {})))
+    assert int(xml.get("tests", "0")) == len(core) + len(lc)
+    assert int(xml.get("failures", "0")) == 1
+    (bad,) = [c for c in xml.iter("testcase") if c.find("failure") is not None]
+    assert (bad.get("classname"), bad.get("name")) == ("spmcheck.prove.core.final", "creation-consistent")
+
+
+def test_check_json_sarif_junit_github(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = [str(FIX / "lookup-ok.log"), str(FIX / "violated-bad.log"), str(FIX / "utf8-bad.log"),
+             str(FIX / "gap-bad.log"), str(tmp_path / "missing.log"), str(ROOT / "traces" / "lc-final-a2-c2-t2.log")]
+    js, sa, ju = tmp_path / "c.json", tmp_path / "c.sarif", tmp_path / "c.xml"
+    code = cli_main(["check", *files, "--json", str(js), "--sarif", str(sa), "--junit", str(ju), "--format", "github"])
+    assert code == 1
+    out = capsys.readouterr().out.splitlines()
+    doc = json.loads(js.read_text())
+    _valid(doc)
+    assert [r["verdict"] for r in doc["results"]] == ["accepted", "violated", "malformed", "inconclusive",
+                                                      "unreadable", "accepted"]
+    assert doc["counts"]["files"] == 6 and doc["exit_code"] == 1
+    sarif = json.loads(sa.read_text())
+    _sarif_valid(sarif)
+    res = sarif["runs"][0]["results"]
+    viol = next(r for r in res if r["ruleId"] == "creation-consistent")
+    assert viol["locations"][0]["physicalLocation"]["region"]["startLine"] == doc["results"][1]["line"]
+    assert any(r["level"] == "note" and r["ruleId"] == "drain-covers-hooked-dispatches" for r in res)
+    xml = ET.fromstring(ju.read_text())
+    assert (xml.get("tests"), xml.get("failures"), xml.get("errors")) == ("6", "1", "3")
+    ann = [ln for ln in out if ln.startswith("::")]
+    assert f"::error file={FIX / 'violated-bad.log'},line={doc['results'][1]['line']}" in ann[0]
+    assert any(a.startswith("::warning ") and "gap-bad.log" in a for a in ann)
+    assert any(a.startswith("::notice ") and "drain-covers-hooked-dispatches" in a for a in ann)
+    assert out[-1].startswith("::") or out[-1].startswith("spmcheck: ")
+
+
+def test_github_annotation_escaping() -> None:
+    from checker.render.github import annotation
+
+    assert annotation("error", "a%b\nc", "x,y:z.log", 3, 2, "t") == "::error file=x%2Cy%3Az.log,line=3,col=2,title=t::a%25b%0Ac"
+    assert annotation("notice", "m") == "::notice::m"
+
+
+def test_every_other_command_json_validates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = {}
+    p = tmp_path / "p.json"
+    assert cli_main(["prove", "--parametric", "--model", "core", "--variant", "stale-lookup", "--json", str(p),
+                     "--timings"]) == 0
+    docs["prove-parametric"] = json.loads(p.read_text())
+    assert any(c["cti"] for r in docs["prove-parametric"]["results"] for c in r["checks"])
+    assert "timings" in docs["prove-parametric"]
+    c = tmp_path / "c.json"
+    assert cli_main(["cex", "--variant", "positive-tags", "--property", "P6", "-o", str(tmp_path / "x.log"),
+                     "--json", str(c)]) == 0
+    docs["cex"] = json.loads(c.read_text())
+    u = tmp_path / "u.json"
+    assert cli_main(["cex", "--variant", "final", "--property", "P6", "-o", str(tmp_path / "y.log"),
+                     "--timeout", "0.001", "--json", str(u)]) == 3
+    docs["cex-unknown"] = json.loads(u.read_text())
+    ls = tmp_path / "l.json"
+    assert cli_main(["list", "--json", str(ls)]) == 0
+    docs["list"] = json.loads(ls.read_text())
+    rj = tmp_path / "r.json"
+    assert cli_main(["record", "--variant", "final", "--ops", "3", "-o", str(tmp_path / "r.log"), "--json", str(rj)]) == 0
+    docs["record"] = json.loads(rj.read_text())
+    for name, doc in docs.items():
+        _valid(doc)
+        assert doc["command"] == name.split("-unknown")[0], name
+    bad = dict(docs["list"], schema_version=2)
+    with pytest.raises(jsonschema.ValidationError):
+        _valid(bad)
+    capsys.readouterr()
