@@ -631,6 +631,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # complaining while it flushes stdout at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return exitcodes.OK
+    except OSError as e:
+        if e.filename is None:
+            return exitcodes.internal_error("spmcheck", e)
+        # a file the run had to read or write (e.g. `prove --infer` into a read-only checkout)
+        print(f"spmcheck: error: cannot access {e.filename}: {e.strerror or e}", file=sys.stderr)
+        return exitcodes.IO_ERROR
     except Exception as e:  # noqa: BLE001 - a bug in spmcheck: one line and its own exit code
         return exitcodes.internal_error("spmcheck", e)
 

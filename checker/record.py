@@ -98,6 +98,10 @@ def supervise(threads: list[threading.Thread], rec: Recorder, stall: float,
     a deadlock (the trace then ends where the threads got stuck). Shared by both recorders."""
     t0 = time.monotonic()
     deadlocked = False
+    # a protocol thread that dies of an exception is a bug in the runtime: collect it (instead of
+    # threading's traceback on stderr) and fail the run, without the run_end marker
+    crashed: list[threading.ExceptHookArgs] = []
+    hook, threading.excepthook = threading.excepthook, crashed.append
     try:
         for t in threads:
             t.start()
@@ -114,6 +118,12 @@ def supervise(threads: list[threading.Thread], rec: Recorder, stall: float,
                 break
             if progress:
                 progress(rec.events, now - t0)
+            if crashed:
+                break
+        if crashed:
+            c = crashed[0]
+            raise RuntimeError(f"recording thread {c.thread.name if c.thread else '?'} failed: "
+                               f"{c.exc_type.__name__}: {c.exc_value}")
     except BaseException:
         # interrupted (SIGINT) or failed: keep what was recorded, but no run_end marker, so the
         # log reads as a run that did not finish
@@ -121,6 +131,8 @@ def supervise(threads: list[threading.Thread], rec: Recorder, stall: float,
             stop.set()
         rec.close(end=False)
         raise
+    finally:
+        threading.excepthook = hook
     # a stall ends the run too: the threads are stuck, so the log is complete up to where they
     # stopped and the checker judges that end state (a deadlock is a finding, not a lost tail)
     rec.close(end=True)

@@ -386,6 +386,11 @@ class _Run:
         if len(self.findings) < MAX_FINDINGS:
             self.findings.append(Finding(prop, line, message))
 
+    def stopped(self, line: int) -> None:
+        """Reading ends at `line`: listed even past the cap, since it says why the rest was not read."""
+        self.problems.append(Problem("TRC019", line, 1, f"reading stopped after {MAX_BAD_LINES} bad lines "
+                                     "(junk input?); the rest was not read"))
+
     def problem(self, code: str, line: int, col: int, msg: str) -> None:
         self.n_problems += 1
         if len(self.problems) < MAX_PROBLEMS:
@@ -463,13 +468,12 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
                     return False
         return True
 
+    last_line = 0  # line of the last event or marker (a local: the fast path stays lean)
     for n, text, err, nl in read_lines(stream):
-        if run.n_problems >= MAX_BAD_LINES:
-            # shown even past the cap of listed problems: it says why the rest was not read
-            run.problems.append(Problem("TRC019", n, 1, f"reading stopped after {MAX_BAD_LINES} bad lines "
-                                        "(junk input?); the rest was not read"))
-            break
         if err is not None:
+            if run.n_problems >= MAX_BAD_LINES:
+                run.stopped(n)
+                break
             run.problem(err.code, err.line, err.col, err.message)
             replaying = False
             continue
@@ -487,11 +491,14 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
                     assert isinstance(ev, Event)
                     stp = eng.compute(state, ev, body)  # type: ignore[union-attr]
                 events += 1
-                run.last_line = n
+                last_line = n
                 if not advance(stp, n, text, m.start(g.thread_group) + 2, not nl):
                     replaying = False
                 continue
         # slow path: comments, header, errors, sequence problems, lines after the replay stopped
+        if run.n_problems >= MAX_BAD_LINES:  # problems are only recorded here and on bad reads
+            run.stopped(n)
+            break
         try:
             rec = parse_line(text, last=not nl)
         except TraceSyntaxError as e:
@@ -560,7 +567,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             replaying = False
         last_seq = ev.seq
         expect = ev.seq + 1
-        run.last_line = n
+        last_line = n
         if isinstance(ev, RunEnd):
             run.ended = n
             replaying = False  # every later event line must take the slow path (TRC020)
@@ -577,6 +584,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
     if on_edges is not None:
         on_edges([(a, b, int(d["line"])) for a, b, d in graph.g.edges(data=True)])
     edges = tuple((a, b, int(d["line"])) for a, b, d in graph.g.edges(data=True))
+    run.last_line = last_line
     return _finish(run, header, eng, state, events, lastw, lastt, edges, seen_any, replaying)
 
 

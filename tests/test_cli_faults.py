@@ -220,3 +220,24 @@ def test_internal_error_has_its_own_code(monkeypatch: pytest.MonkeyPatch, capsys
     assert cli.main(["check", str(OK_TRACE)]) == exitcodes.INTERNAL
     err = capsys.readouterr().err
     assert "internal error: KeyError" in err and "Traceback" not in err
+
+
+def test_crashing_recording_thread_fails_the_run_without_marker() -> None:
+    import io
+    import threading
+
+    from checker.record import supervise
+    from checker.recorder import Recorder
+    from spec.events import Header
+
+    buf = io.StringIO()
+    rec = Recorder(buf, Header(1, "final", 1, 1, 0))
+
+    def work() -> None:
+        rec.event("u0", "update_end")
+        raise ValueError("runtime bug")
+
+    with pytest.raises(RuntimeError, match="u0 failed: ValueError: runtime bug"):
+        supervise([threading.Thread(target=work, name="u0", daemon=True)], rec, 2.0, None, 0.01)
+    assert threading.excepthook is not None and "run_end" not in buf.getvalue()
+    assert buf.getvalue().splitlines()[-1] == "1 u0 update_end"  # what was recorded is kept
