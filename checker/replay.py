@@ -688,7 +688,8 @@ def check_path(path: str, on_edges: Callable[[list], None] | None = None,
     """Check a file by path, or stdin for '-'. A path that cannot be read is `unreadable` (TRC001);
     anything but a regular file (FIFO, character device such as /dev/zero, socket) is refused
     before a byte is read (TRC018): it may never end, or never start (a FIFO without a writer).
-    The file is opened non-blocking, so even a FIFO swapped in after the check cannot hang."""
+    The path is opened non-blocking and then inspected (fstat on the open descriptor), so opening a
+    FIFO without a writer cannot block, and nothing can be swapped in between check and read."""
     import os
     import stat
     import sys
