@@ -115,6 +115,11 @@ def config_from(args: argparse.Namespace) -> RunConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    for opt, path in (("-o", args.output), ("--json", getattr(args, "json", None))):
+        bad = output_problem(path) if path else None
+        if bad:
+            print(f"spmcheck: error: {opt}: {bad}", file=sys.stderr)
+            return exitcodes.IO_ERROR
     if getattr(args, "impl", "python") == "cpp":
         from .record_cpp import run_cpp
 
@@ -125,11 +130,6 @@ def run(args: argparse.Namespace) -> int:
     except UsageError as e:
         print(f"spmcheck: error: {e}", file=sys.stderr)
         return exitcodes.USAGE
-    for opt, path in (("-o", args.output), ("--json", getattr(args, "json", None))):
-        bad = output_problem(path) if path else None
-        if bad:
-            print(f"spmcheck: error: {opt}: {bad}", file=sys.stderr)
-            return exitcodes.IO_ERROR
     label = f"lifecycle {cfg.variant}" if lifecycle else cfg.variant
     tty = sys.stderr.isatty()
 

@@ -1,7 +1,8 @@
 """`spmcheck record --impl cpp`: map the record options onto cpp/'s spmcheck-impl and run it.
 
-Exit codes as `spmcheck record`: 0 recorded, 2 bad arguments / no compiler / build failed,
-3 the run got stuck (killed after its time limit), 4 ThreadSanitizer reported a race (--tsan).
+Exit codes as `spmcheck record` (checker/exitcodes.py): 0 recorded, 1 ThreadSanitizer reported a
+race (--tsan: the implementation violates race freedom), 2 bad arguments / no compiler / build
+failed, 3 the run got stuck (killed after its time limit), 4 the output cannot be written.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import subprocess
 import sys
 
+from . import exitcodes
 from .cpp_build import BuildError, binary
 
 CPP_CORE_VARIANTS = ("final", "caller-flag", "stale-lookup", "apply-after-unlock", "pre-fix", "global-flag")
@@ -65,5 +67,5 @@ def run_cpp(args: argparse.Namespace, timeout: float = 300.0) -> int:
         return 3
     if r.returncode == TSAN_EXIT:
         print("spmcheck record: ThreadSanitizer reported a data race (see above)", file=sys.stderr)
-        return 4
+        return exitcodes.VIOLATED
     return 0 if r.returncode == 0 else 2

@@ -123,7 +123,9 @@ public:
     std::mutex& atomic_mutex() { return _atomic; }
 
     // Merge every thread's records by sequence number and write the trace. Call after the
-    // traced threads have been joined (their buffers are read without a lock).
+    // traced threads have been joined (their buffers are read without a lock), i.e. on a clean
+    // shutdown: the header promises `end_marker=1` and the trace ends with `<seq> run_end`
+    // (traces/FORMAT.md), so a log that lost its tail reads as a run that did not finish.
     bool write(std::FILE* f) {
         struct ref { std::uint64_t seq; const record* r; const std::string* who; };
         std::vector<ref> all;
@@ -140,14 +142,19 @@ public:
         }
         std::sort(all.begin(), all.end(), [](const ref& x, const ref& y) { return x.seq < y.seq; });
         std::string out = _header;
+        if (out.find(" end_marker=") == std::string::npos) out += " end_marker=1";
         out += '\n';
+        std::uint64_t last = 0;
         for (auto& e : all) {
             line(out, e.seq, *e.who, *e.r);
+            last = e.seq;
             if (out.size() > (1u << 20)) {
                 if (std::fwrite(out.data(), 1, out.size(), f) != out.size()) return false;
                 out.clear();
             }
         }
+        out += std::to_string(last + 1);
+        out += " run_end\n";
         return std::fwrite(out.data(), 1, out.size(), f) == out.size() && std::fflush(f) == 0;
     }
 
