@@ -9,7 +9,12 @@ from .results import FileResult, Verdict
 
 def text_lines(r: FileResult, verbose: bool = True) -> list[str]:
     """The verdict with its location and evidence, then the findings: every one with `verbose`,
-    else one line per property (count, first line, first message)."""
+    else one line per property (count, first line, first message) and no per-file note (the
+    summary line counts the notes)."""
+    if not verbose and r.note:
+        from dataclasses import replace
+
+        r = replace(r, note="")
     return _verdict_lines(r) + (_finding_lines(r) if verbose else _finding_summary(r))
 
 
@@ -32,9 +37,7 @@ def _finding_summary(r: FileResult) -> list[str]:
         f = first[prop]
         times = f" ({n} times, first here)" if n > 1 else ""
         out.append(f"{r.file}:{f.line}: finding {prop}{times}: {_short(_one_line(f.message))}")
-    if r.more_findings:
-        out.append(f"{r.file}: and {r.more_findings} more findings beyond the ones kept")
-    return out
+    return out  # findings beyond the cap are counted on the verdict line
 
 
 def _short(s: str, width: int = 110) -> str:

@@ -171,3 +171,22 @@ def test_two_runs_give_identical_text_and_json(tmp_path: Path) -> None:
     t = _run(*args, "--timings", "--json", "-")
     assert "seconds" in json.dumps(json.loads(t.stdout)["timings"])
     assert " in " in t.stderr.rstrip("\n").splitlines()[-1]
+
+
+def test_main_job_check_output_is_brief(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's main-job `check` prints one line per file plus one per finding property and
+    the summary; notes and findings beyond the first of each kind are counted, not listed."""
+    import glob
+
+    from checker.cli import main as cli_main
+
+    files = sorted(glob.glob(str(ROOT / "traces" / "final-*.log")) + glob.glob(str(ROOT / "traces" / "caller-flag-*.log"))
+                   + glob.glob(str(ROOT / "traces" / "lc-final-*.log")))
+    assert cli_main(["check", *files]) == 0
+    lines = capsys.readouterr().out.rstrip("\n").splitlines()
+    findings = [ln for ln in lines if ": finding " in ln]
+    assert len(lines) == len(files) + len(findings) + 1
+    assert lines[-1].startswith(f"spmcheck: {len(files)} files: {len(files)} accepted")
+    assert not any("note:" in ln for ln in lines)
+    assert cli_main(["check", "-v", *files]) == 0
+    assert len(capsys.readouterr().out.splitlines()) > len(lines)

@@ -59,18 +59,24 @@ def brief(run: ProveRun, timings: bool = False) -> list[str]:
     out: list[str] = []
     core = run.model("core")
     lc = [p for p in run.model("lifecycle")]
+    used: list[str] = []
     if core:
         cols = [c for c in CORE_COLS if any(p.result.property == c for p in core)]
         out.append(f"core model ({run.core_size})")
         out += ["  " + ln for ln in matrix(core, cols)]
-        out += _legend(cols)
+        used += cols
     main = [p for p in lc if not p.finding]
     if main:
         cols = lifecycle_cols(main)
-        out.append(("\n" if core else "") + f"SPM context lifecycle ({run.lifecycle_size})")
+        out.append(f"SPM context lifecycle ({run.lifecycle_size})")
         out += ["  " + ln for ln in matrix(main, cols)]
-        out += _legend(cols)
+        used += cols
     if core or main:
+        from spec.names import ALIASES
+
+        order = list(ALIASES.values())
+        labels = sorted(dict.fromkeys(used), key=lambda c: order.index(c) if c in order else len(order))
+        out += _legend(labels)
         out.append("  proved* for any size (parametric) | proved at this size | viol counterexample "
                    "(expected: known-bad) | . not run | ! unexpected")
     if lc:

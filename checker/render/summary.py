@@ -87,6 +87,9 @@ def check_summary(results: Sequence[Any], seconds: float = 0.0, timings: bool = 
         at += f" at line {worst.line}" if worst.line else ""
         where = f" (first: {worst.file}: {worst.verdict.value}{at})"
     tail = f"; {finds} finding{'s' if finds != 1 else ''} noted" if finds else ""
+    notes = sum(1 for r in results if getattr(r, "note", ""))
+    if notes:
+        tail += f"; {notes} with a note (-v shows it)"
     return (f"spmcheck: {n} file{'s' if n != 1 else ''}: {', '.join(parts) or 'none'}{where}{tail}"
             + _took(seconds, timings))
 
