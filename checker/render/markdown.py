@@ -55,6 +55,12 @@ def _summary_of(prop: str, model: str) -> str:
     return p.summary if p is not None else prop
 
 
+def _strip_label(summary: str) -> str:
+    """'P2: an entry is ...' -> 'an entry is ...' (the label is printed already)."""
+    head, sep, rest = summary.partition(": ")
+    return rest if sep and head[:1] == "P" and head[1:2].isdigit() else summary
+
+
 def cex_table(v: cexr.CexView) -> list[str]:
     out = []
     if v.setup:
@@ -76,7 +82,7 @@ def cex_table(v: cexr.CexView) -> list[str]:
     ba = "; ".join(f"`{n}` {o} → {w}" for n, o, w in f.changes if not n.startswith(("pc.", "lk."))) \
         or _md(cexr.failing_reason(v))
     out += ["", f"**Fails at step {f.index}** ({f.thread} `{cexr.action_text(f)}`): {ba}. "
-                f"It breaks {label(v.property)}: {_md(_summary_of(v.property, v.model))}."]
+                f"It breaks {label(v.property)}: {_md(_strip_label(_summary_of(v.property, v.model)))}."]
     names = v.names()
     if names:
         from .legend import legend
