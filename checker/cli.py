@@ -537,6 +537,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "counterexamples as traces, and a trace checker on the same definition.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"spmcheck {version()}")
+    p.add_argument("--include-dir", action="store_true",
+                   help="print the directory to pass as -I for #include \"spmcheck/trace.hpp\" and exit")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=Parser)
 
     pr = sub.add_parser("prove", help="prove every (variant, property) pair",
@@ -615,6 +617,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """In-process entry (tests call this); `console_main` adds signal supervision."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "include_dir", False):
+        from .cpp_build import BuildError, include_dir
+
+        try:
+            print(include_dir())
+        except BuildError as e:
+            print(f"spmcheck: error: {e}", file=sys.stderr)
+            return 2
+        return 0
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
