@@ -90,12 +90,16 @@ BUGS = {
 @pytest.mark.parametrize("variant", sorted(BUGS))
 def test_historical_variant_is_rejected_for_its_bug(exe: Path, tmp_path: Path, variant: str) -> None:
     args, prop = BUGS[variant]
-    verdicts = []
-    for seed in range(6):
+    verdicts: list[tuple[str, str | None]] = []
+    # bounded attempts until the bug's property has been the verdict twice (measured 13/20 and
+    # 19/20 runs, bench/cpp_rates.py); the others diverge on the model gaps of
+    # cpp/DIVERGENCES.md, the same ones `final` hits
+    for seed in range(10):
         r = check_path(str(run(exe, tmp_path, "core", variant, seed, *args)))
         verdicts.append((r.verdict.value, r.prop or r.code))
+        if sum(v == "violated" and p == prop for v, p in verdicts) >= 2:
+            break
     assert all(v != "accepted" for v, _ in verdicts), verdicts
-    # the rest diverge on the model gaps of cpp/DIVERGENCES.md (the same ones `final` hits)
     assert sum(v == "violated" and p == prop for v, p in verdicts) >= 2, verdicts
 
 

@@ -2,7 +2,10 @@
 // -DSPMCHECK_TRACE=0; the difference is the overhead. Usage: trace-overhead [threads] [events/thread]
 //   event:      one typed event (refcount_read) in a loop, no lock
 //   lock pair:  exclusive_lock<std::mutex> on a per-thread mutex (2 events: acquire + release)
+//   fetch_add:  baseline, one relaxed fetch_add on a shared std::atomic (what every event pays)
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -40,8 +43,12 @@ int main(int argc, char** argv) {
         std::mutex m;
         for (long j = 0; j < k; ++j) { tr::exclusive_lock<std::mutex> g(m, id); }
     });
+    std::atomic<std::uint64_t> counter{0};
+    double fa = per_op_ns(threads, n, [&](long k) {
+        for (long j = 0; j < k; ++j) counter.fetch_add(1, std::memory_order_relaxed);
+    });
     std::printf("{\"trace\": %d, \"threads\": %d, \"events_per_thread\": %ld, \"event_ns\": %.2f, "
-                "\"lock_pair_ns\": %.2f, \"recorded\": %llu}\n",
-                SPMCHECK_TRACE, threads, n, ev, lk, static_cast<unsigned long long>(tr::events()));
+                "\"lock_pair_ns\": %.2f, \"fetch_add_ns\": %.2f, \"recorded\": %llu}\n",
+                SPMCHECK_TRACE, threads, n, ev, lk, fa, static_cast<unsigned long long>(tr::events()));
     return 0;
 }

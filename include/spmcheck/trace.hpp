@@ -62,10 +62,12 @@ enum class kind : std::uint8_t {
     dispatch_submit, completion_exit, completion_signal,
 };
 
+// 32 bytes: the buffer's cost is its memory traffic. The kind sits in the top byte of `tag`.
 struct record {
-    std::uint64_t seq;
-    std::int64_t a[4];
-    kind k;
+    std::uint64_t tag;  // seq | kind << 56
+    std::int64_t a[3];
+    std::uint64_t seq() const { return tag & ((std::uint64_t{1} << 56) - 1); }
+    trace::kind k() const { return static_cast<trace::kind>(tag >> 56); }
 };
 
 // Append-only, chunked: a push never copies earlier records (no vector regrowth on the hot path).
@@ -137,7 +139,7 @@ public:
             for (auto& b : _buffers)
                 for (std::size_t i = 0, m = b->size(); i < m; ++i) {
                     const record& r = b->at(i);
-                    all.push_back({r.seq, &r, &b->name});
+                    all.push_back({r.seq(), &r, &b->name});
                 }
         }
         std::sort(all.begin(), all.end(), [](const ref& x, const ref& y) { return x.seq < y.seq; });
@@ -169,7 +171,7 @@ private:
             out += " lock="; out += _locks[static_cast<std::size_t>(a[0])];
             out += a[1] ? " mode=exclusive" : " mode=shared";
         };
-        switch (r.k) {
+        switch (r.k()) {
         case kind::update_begin:
             kname("update_begin agents="); detail::put_set(out, static_cast<std::uint64_t>(a[0]));
             put(out, "enable", a[1]); break;
@@ -212,7 +214,8 @@ private:
         case kind::profile_destroy: kname("profile_destroy"); put(out, "ctx", a[0]); break;
         case kind::dispatch_write:
             kname("dispatch_write"); put(out, "agent", a[0]); put(out, "id", a[1]);
-            put(out, "batch", a[2] & 1); put(out, "instrumented", a[3]); put(out, "serialize", (a[2] >> 1) & 1);
+            put(out, "batch", a[2] & 1); put(out, "instrumented", static_cast<std::int64_t>(static_cast<std::uint64_t>(a[2]) >> 2));
+            put(out, "serialize", (a[2] >> 1) & 1);
             break;
         case kind::dispatch_submit: kname("dispatch_submit"); put(out, "id", a[0]); put(out, "serialized", a[1]); break;
         case kind::completion_exit:
@@ -245,15 +248,18 @@ inline bool& muted() {
     thread_local bool m = false;
     return m;
 }
-inline void emit_at(std::uint64_t seq, kind k, std::int64_t a0 = 0, std::int64_t a1 = 0, std::int64_t a2 = 0,
-                    std::int64_t a3 = 0) {
+inline void emit_at(std::uint64_t seq, kind k, std::int64_t a0 = 0, std::int64_t a1 = 0, std::int64_t a2 = 0) {
     thread_buffer* b = current();
     if (!b) b = current() = sink().attach("?");  // a thread that was never named is TRC010
-    b->push(record{seq, {a0, a1, a2, a3}, k});
+    b->push(record{seq | static_cast<std::uint64_t>(k) << 56, {a0, a1, a2}});
 }
-inline void emit(kind k, std::int64_t a0 = 0, std::int64_t a1 = 0, std::int64_t a2 = 0, std::int64_t a3 = 0) {
+inline void emit(kind k, std::int64_t a0 = 0, std::int64_t a1 = 0, std::int64_t a2 = 0) {
     if (muted()) return;
-    emit_at(sink().next(), k, a0, a1, a2, a3);
+    emit_at(sink().next(), k, a0, a1, a2);
+}
+// dispatch_write's flags word: batch, serialize, then the instrumented-contexts mask
+inline std::int64_t write_flags(bool batch, std::uint64_t instrumented, bool serialize) {
+    return static_cast<std::int64_t>(std::uint64_t(batch) | std::uint64_t(serialize) << 1 | instrumented << 2);
 }
 }  // namespace detail
 
@@ -323,8 +329,7 @@ inline void set_agents_write(int ctx) { detail::emit(kind::set_agents_write, ctx
 inline void deactivate(int ctx, int result) { detail::emit(kind::deactivate, ctx, result); }
 inline void profile_destroy(int ctx) { detail::emit(kind::profile_destroy, ctx); }
 inline void dispatch_write(int agent, int id, bool batch, std::uint64_t instrumented, bool serialize) {
-    detail::emit(kind::dispatch_write, agent, id, std::int64_t(batch) | std::int64_t(serialize) << 1,
-                 static_cast<std::int64_t>(instrumented));
+    detail::emit(kind::dispatch_write, agent, id, detail::write_flags(batch, instrumented, serialize));
 }
 inline void dispatch_submit(int id, bool serialized) { detail::emit(kind::dispatch_submit, id, serialized); }
 inline void completion_exit(int id, bool prescan, int delivered) {
@@ -343,8 +348,7 @@ public:
 };
 inline void dispatch_write(const deferred& d, int agent, int id, bool batch, std::uint64_t instrumented,
                            bool serialize) {
-    detail::emit_at(d.seq, kind::dispatch_write, agent, id, std::int64_t(batch) | std::int64_t(serialize) << 1,
-                    static_cast<std::int64_t>(instrumented));
+    detail::emit_at(d.seq, kind::dispatch_write, agent, id, detail::write_flags(batch, instrumented, serialize));
 }
 inline void completion_exit(const deferred& d, int id, bool prescan, int delivered) {
     detail::emit_at(d.seq, kind::completion_exit, id, prescan, delivered);
