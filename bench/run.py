@@ -119,7 +119,7 @@ def prove_run(extra: list[str]) -> tuple[float, int, dict]:
     return dt, rc, doc
 
 
-def bench_prove(runs: int) -> None:
+def bench_prove(runs: int, fresh_runs: int) -> None:
     print("\n== spmcheck prove: with certificates (default; a CPU-bound process running beside it) vs --fresh "
           "(median of %d) ==" % runs)
     per: dict[str, dict[tuple[str, str, str], list[float]]] = {"certs": {}, "fresh": {}}
@@ -129,7 +129,7 @@ def bench_prove(runs: int) -> None:
         # the acceptance condition: same verdicts and <= 20 s with another CPU-bound process beside it
         burner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if mode == "certs" else None
         try:
-            got = [prove_run(extra) for _ in range(runs)]
+            got = [prove_run(extra) for _ in range(runs if mode == "certs" else fresh_runs)]
         finally:
             if burner is not None:
                 burner.kill()
@@ -150,9 +150,9 @@ def bench_prove(runs: int) -> None:
         print(f"{k[0]:9} {k[1]:24} {k[2]:40} {c:>8.2f} {f:>8.2f} {f / c if c else float('nan'):>6.1f}")
 
 
-def bench_scale(runs: int) -> None:
+def bench_scale(runs: int, sizes: list[tuple[int, int, int]]) -> None:
     print("\n== fixed size vs any size: core final, all properties (median of %d; 3/3/3 once) ==" % runs)
-    for a, u, l in SIZES:
+    for a, u, l in sizes:
         n = 1 if (a, u, l) == (3, 3, 3) else runs
         ws = []
         for _ in range(n):
@@ -187,10 +187,12 @@ def spin_build(d: Path, variant: str, size: tuple[int, int, int], props: list[st
     return w, time.perf_counter() - t
 
 
-def spin_run(w: Path, timeout: float = 600) -> tuple[float, str, str]:
+def spin_run(w: Path, timeout: float = 600, depth: int = 1_000_000) -> tuple[float, str, str]:
+    """One pan run: (seconds, outcome, depth of the error or states stored). `depth` is pan's -m
+    (its stack is allocated up front: 10 M costs ~10 s, so bug finding uses 1 M)."""
     t = time.perf_counter()
     try:
-        out = subprocess.run(["./pan", "-m100000000"], cwd=w, capture_output=True, text=True, timeout=timeout)
+        out = subprocess.run(["./pan", f"-m{depth}"], cwd=w, capture_output=True, text=True, timeout=timeout)
         txt = out.stdout + out.stderr
     except subprocess.TimeoutExpired:
         return timeout, "timeout", ""
@@ -200,6 +202,8 @@ def spin_run(w: Path, timeout: float = 600) -> tuple[float, str, str]:
         return dt, "violated", m.group(1)
     if "out of memory" in txt or "pan: reached -DMEMLIM" in txt:
         return dt, "out of memory", ""
+    if "max search depth too small" in txt:
+        return dt, "depth limit", ""
     if "invalid end state" in txt:
         d = re.search(r"depth (\d+)", txt)
         return dt, "deadlock", d.group(1) if d else ""
@@ -207,12 +211,21 @@ def spin_run(w: Path, timeout: float = 600) -> tuple[float, str, str]:
     return dt, "no error", (st.group(1) + " states") if st else ""
 
 
-def bench_spin(d: Path, runs: int) -> None:
+def bench_spin(d: Path, runs: int, parts: set[str], verify_timeout: float,
+               sizes: list[tuple[int, int, int]]) -> None:
     if not shutil.which("spin") or not shutil.which("gcc"):
         print("\n== Spin: not installed (apt-get install -y spin gcc); skipped ==")
         return
-    from spec.properties import PROPERTIES
+
+    if "bugs" in parts:
+        _spin_bugs(d, runs)
+    if "verify" in parts:
+        _spin_verify(d, runs, verify_timeout, sizes)
+
+
+def _spin_bugs(d: Path, runs: int) -> None:
     from spec.model import Model
+    from spec.properties import PROPERTIES
     from spec.prove import _violates, bfs_ladder, bfs_violation, ladder
     from spec.vocabulary import Config
 
@@ -236,16 +249,23 @@ def bench_spin(d: Path, runs: int) -> None:
         ours = med(ts)
         print(f"{v:22} {p:28} {cells[0][0]:>7.2f}s d={cells[0][2]:>6} {cells[1][0]:>7.2f}s d={cells[1][2]:>6} "
               f"{ours:>9.2f}s {steps:>3} st {ours / cells[1][0]:>11.1f}x")
-    print("\n== verifying final (P1, P2, P5): Spin exhaustive DFS (median of %d; 3/3/3 once) ==" % runs)
-    for size in SIZES:
+
+
+def _spin_verify(d: Path, runs: int, timeout: float, sizes: list[tuple[int, int, int]]) -> None:
+    from spec.certs import replay
+    from spec.model import Model
+    from spec.properties import PROPERTIES
+    from spec.vocabulary import Config
+
+    print(f"\n== verifying final (P1, P2, P5): Spin exhaustive DFS (median of {runs}; 3/3/3 once; "
+          f"stopped after {timeout:.0f} s) ==")
+    for size in sizes:
         w, build = spin_build(d, "final", size, list(PROPERTIES), False)
         n = 1 if size == (3, 3, 3) else runs
-        got = [spin_run(w, timeout=900) for _ in range(n)]
+        got = [spin_run(w, timeout=timeout, depth=10_000_000) for _ in range(n)]
         print(f"spin {'/'.join(map(str, size))}: {med([g[0] for g in got]):7.2f} s  {got[-1][1]} {got[-1][2]}  "
               f"(generate+compile {build:.1f} s)")
     # the generated model is the same transition system: a Spin simulation replays in spmcheck
-    from spec.certs import replay
-
     w, _ = spin_build(d, "final", (2, 2, 2), list(PROPERTIES), False)
     out = subprocess.run(["spin", "-u2000", "-n7", "core.pml"], cwd=w, capture_output=True, text=True).stdout
     lines = [ln.strip()[4:] for ln in out.splitlines() if ln.strip().startswith("ACT ")]
@@ -258,20 +278,25 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--huge", action="store_true", help="also 10 M events")
     ap.add_argument("--only", default="check,prove,scale,spin")
+    ap.add_argument("--fresh-runs", type=int, default=3, help="runs of `prove --fresh` (default 3)")
+    ap.add_argument("--spin", default="bugs,verify", help="Spin parts: bugs, verify")
+    ap.add_argument("--spin-timeout", type=float, default=900, help="seconds per exhaustive Spin run")
+    ap.add_argument("--sizes", default="2/2/2,2/3/2,3/3/3", help="sizes for the fixed-size and Spin verification rows")
     ap.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "spmbench"))
     args = ap.parse_args()
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     print(machine())
     only = set(args.only.split(","))
+    sizes = [tuple(int(x) for x in z.split("/")) for z in args.sizes.split(",")]
     if "check" in only:
         bench_check(d, args.runs, args.huge)
     if "prove" in only:
-        bench_prove(args.runs)
+        bench_prove(args.runs, args.fresh_runs)
     if "scale" in only:
-        bench_scale(args.runs)
+        bench_scale(args.runs, sizes)  # type: ignore[arg-type]
     if "spin" in only:
-        bench_spin(d, args.runs)
+        bench_spin(d, args.runs, set(args.spin.split(",")), args.spin_timeout, sizes)  # type: ignore[arg-type]
     return 0
 
 
