@@ -58,6 +58,14 @@ def candidates(m: Model) -> list[Candidate]:
                     add(f"{ser} -> !pend.{t}.{x}", lambda b, s, t=t, x=x, ser=ser: b.Implies(s[ser], b.Not(s[f"pend.{t}.{x}"])))
             else:
                 add(f"{ser} -> ag.{t}=={a}", lambda b, s, t=t, a=a, ser=ser: b.Implies(s[ser], s[f"ag.{t}"] == a))
+        if role_of(t) == "updater":
+            # the apply loop takes one agent's serializer at a time, in any agent order
+            for a in A:
+                for x in A:
+                    if x < a:
+                        add(f"{t} holds serializer.{a} and .{x}: never",
+                            lambda b, s, t=t, a=a, x=x: b.Not(b.And(s[lv(f"serializer.{a}", "exclusive", t)],
+                                                                    s[lv(f"serializer.{x}", "exclusive", t)])))
         for p in labels:
             add(f"{t}@{p} -> holds some serializer lock",
                 lambda b, s, t=t, p=p: b.Implies(_at(s, t, p), b.Or(*[s[lv(f'serializer.{a}', 'exclusive', t)] for a in A])))
@@ -131,6 +139,13 @@ def candidates(m: Model) -> list[Candidate]:
                     "!enable&!was -> !E": lambda b, s, en_arg=en_arg, was=was, E=E: b.Implies(b.And(b.Not(en_arg(s)), b.Not(was(s))), b.Not(E(b, s))),
                     "pend -> E==enable": lambda b, s, pend=pend, en_arg=en_arg, E=E: b.Implies(pend(s), E(b, s) == en_arg(s)),
                     "mirror": lambda b, s, a=a: mirror(b, s, a),
+                    # agents are counted in any order (audit U3): while counting, an agent already
+                    # counted keeps its old state until applied, one not yet counted still mirrors
+                    "pend -> was==E": lambda b, s, pend=pend, was=was, E=E: b.Implies(pend(s), was(s) == E(b, s)),
+                    "scope&wh&!pend -> en==was": lambda b, s, scope=scope, wh=wh, pend=pend, en=en, was=was:
+                        b.Implies(b.And(scope(b, s), wh(s), b.Not(pend(s))), en(s) == was(s)),
+                    "!scope&ex -> en==E": lambda b, s, scope=scope, ex=ex, en=en, E=E:
+                        b.Implies(b.And(b.Not(scope(b, s)), ex(s)), en(s) == E(b, s)),
                 }
                 for fname, f in facts.items():
                     add(f"{t}@{p}: {fname} [{a}]", lambda b, s, at=at, f=f: b.Implies(at(s), f(b, s)))

@@ -89,14 +89,16 @@ class Core:
                 w = "w" if m == "exclusive" else "r"
                 self.lk[(lock, m)] = b.state(f"lk_{lock}_{w}", (T,), BOOL, False,
                                              f"lk.{lock}.{w}.{{0}}", f"holds {lock} {m}", (lock, m))
-        self.lk_ser = b.state("lk_serializer_w", (A, T), BOOL, False, "lk.serializer.{0}.w.{1}",
+        self.lk_ser = b.state("lk_serializer_w", (T, A), BOOL, False, "lk.serializer.{1}.w.{0}",
                               "holds serializer.<a> exclusive", ("serializer", "exclusive"))
         # updater locals: pc, holder bookkeeping, the call's arguments, and per-agent scratch
         self.upc = b.state("upc", (U,), EnumDom("UPc", tuple(UPDATER_LABELS)), "idle", "pc.{0}")
         self.hold = b.state("hold", (U,), BOOL, False, "hold.{0}", "t holds a reference (ghost)")
         self.enable = b.state("enable", (U,), BOOL, False, "enable.{0}", "the call's `enable`")
         self.all = b.state("all", (U,), BOOL, False, "all.{0}", "the call's agent list is empty")
-        self.inn = b.state("in", (U, A), BOOL, False, "in.{0}.{1}", "a is in the call's agent list")
+        self.anyv = b.state("anyv", (U,), BOOL, False, "any.{0}",
+                            "`any_enabled = state.any()`, computed under W(rc), stored after U(rc)")
+        self.inn = b.state("inn", (U, A), BOOL, False, "in.{0}.{1}", "a is in the call's agent list")
         self.pend = b.state("pend", (U, A), BOOL, False, "pend.{0}.{1}", "a still to count/apply")
         self.was = b.state("was", (U, A), BOOL, False, "was.{0}.{1}", "enabled(a) before the update")
         self.wh = b.state("wh", (U, A), BOOL, False, "wh.{0}.{1}", "a was in the map at the snapshot")
@@ -107,7 +109,7 @@ class Core:
         b.lay((self.rc_all,), (self.rc,), (self.ex,), (self.en,),
               (self.flag,))
         b.lay(*[(f,) for f in self.lk.values()], (self.lk_ser,))
-        b.lay((self.upc, self.hold, self.enable, self.all, self.inn, self.pend, self.was, self.wh))
+        b.lay((self.upc, self.hold, self.enable, self.all, self.anyv, self.inn, self.pend, self.was, self.wh))
         b.lay((self.lpc, self.ag, self.sh))
         b.p.pc = {"updater": self.upc, "lookup": self.lpc}
 
@@ -131,13 +133,13 @@ class Core:
         u = Var("u", self.thread)
         if lock == "serializer":
             assert agent is not None
-            return Forall(u, Not(self.lk_ser(agent, u)))
+            return Forall(u, Not(self.lk_ser(u, agent)))
         held = [self.lk[(lock, m)](u) for (lk, m) in self.lk if lk == lock
                 and (mode == "exclusive" or m == "exclusive")]
         return Forall(u, Not(Or(*held))) if held else And()
 
     def holds(self, lock: str, mode: str, agent: Expr | None, t: Var) -> Expr:
-        return self.lk_ser(agent, t) if lock == "serializer" else self.lk[(lock, mode)](t)
+        return self.lk_ser(t, agent) if lock == "serializer" else self.lk[(lock, mode)](t)
 
 
 class Program:
@@ -161,7 +163,7 @@ class Program:
             cond = (f"{name} available for {mode} acquire", c.free(lock, mode, agent))
         else:
             cond = (f"{{t}} holds {name} {mode}", c.holds(lock, mode, agent, t))
-        target = c.lk_ser(agent, t) if lock == "serializer" else c.lk[(lock, mode)](t)
+        target = c.lk_ser(t, agent) if lock == "serializer" else c.lk[(lock, mode)](t)
         c.b.action(self.role, at, "lock_acquire" if acquire else "lock_release", t,
                    params=(self.a,) if per_agent else (),
                    static={"lock": name, "mode": mode}, select=select,
@@ -233,16 +235,17 @@ def _updater(c: Core, v: Variant) -> None:
                     extra=(_every(x, c.was, t, c.enabled(x)), to_count), source=src_pre)
 
         after_count = "acq_map" if v.apply_inside_refcount else "release_refcount_early"
-        lower_clear = Forall(x, Ite(x < a, Not(c.pend(t, x)), True))
-        more = Exists(x, And(x > a, c.pend(t, x)))
+        # agents are visited in the order of an unordered_set/unordered_map (audit U3; issue 11):
+        # any pending agent may come next, so the model fixes no order over agent ids
+        more = Exists(x, And(x != a, c.pend(t, x)))
         b.action(R, "count", "refcount_change", t, params=(a,), static={"agent": a},
                  guard=(("{t} updates an agent set", Not(c.all(t))),
-                        ("agent {agent} is pending for {t}", c.pend(t, a)),
-                        ("no lower agent pending (agents are processed in order)", lower_clear)),
+                        ("agent {agent} is pending for {t}", c.pend(t, a))),
                  updates=((c.rc(a), step(c.rc(a))), (c.pend(t, a), False)),
                  goto=Ite(more, "count", after_count),
                  observe={"old": c.rc(a), "new": step(c.rc(a))},
-                 source="update_serialization: ++/-- per_agent[a] (clamped at 0), digest §2.2")
+                 source="update_serialization: ++/-- per_agent[a] (clamped at 0), digest §2.2; "
+                 "agents in unordered_set order [SRC amd-vkale@5d4ce3a9]")
         b.action(R, "count", "refcount_change", t, static={"agent": "all"},
                  guard=(("{t} updates all agents", c.all(t)),),
                  updates=((c.rc_all(), step(c.rc_all())),), goto=after_count,
@@ -255,24 +258,24 @@ def _updater(c: Core, v: Variant) -> None:
                     source=src_post + " (transition iff was[a] != now[a], entries in `was` only)")
         else:
             pr.lock("release_refcount_early", False, "refcount", "exclusive", "acq_map",
-                    extra=(_every(x, c.pend, t, c.was(t, x) != c.enabled(x)),),
+                    extra=(_every(x, c.pend, t, c.was(t, x) != c.enabled(x)),
+                           (c.anyv(t), c.any_enabled())),
                     source=src_pre + " — the gap: crossings applied after U(rc)")
             pr.lock("acq_map", True, "serializer_map", "exclusive", "apply",
                     extra=(_every(x, c.pend, t, And(c.pend(t, x), c.ex(x))),),
                     source=src_pre + " (find(a) or continue)")
 
     # ---- apply loop (shared by every variant) ----
-    lower_clear = Forall(x, Ite(x < a, Not(c.pend(t, x)), True))
     pr.lock("apply", True, "serializer", "exclusive", "set_state", per_agent=True,
-            guard=(("agent {agent} needs a transition", c.pend(t, a)),
-                   ("no lower agent pending", lower_clear)),
-            source="profiler_serializer wlock in update_serialization, digest §2.2")
+            guard=(("agent {agent} needs a transition", c.pend(t, a)),),
+            source="profiler_serializer wlock in update_serialization, digest §2.2; `for(auto& [a, _] "
+            ": m)` over an unordered_map, so in no fixed agent order [SRC amd-vkale@5d4ce3a9]")
     from_count = v.action_from_count and not v.global_flag
     decision = c.enabled(a) if from_count else c.enable(t)
     why = "post-update count(a) > 0" if from_count else "the caller's enable flag"
     for kind, want in (("serializer_enable", True), ("serializer_disable", False)):
         b.action(R, "set_state", kind, t, params=(a,), static={"agent": a},
-                 guard=(("{t} holds serializer.{agent}", c.lk_ser(a, t)),
+                 guard=(("{t} holds serializer.{agent}", c.lk_ser(t, a)),
                         (f"{'enable' if want else 'disable'} chosen from {why}",
                          decision if want else Not(decision))),
                  updates=((c.en(a), want),), goto="release_serializer",
@@ -286,12 +289,18 @@ def _updater(c: Core, v: Variant) -> None:
             guard=(("no agent left to transition", Forall(x, Not(c.pend(t, x)))),))
     if not v.global_flag:
         if v.apply_inside_refcount:
-            pr.lock("release_refcount", False, "refcount", "exclusive", "store_flag", source=src_post)
-        b.action(R, "store_flag", "flag_store", t, updates=((c.flag(), c.any_enabled()),),
-                 goto="release_queues", observe={"value": c.any_enabled()},
-                 source="_serialized_enabled.store(state.any()) after U(rc), digest §2.2 / P1 residual")
+            pr.lock("release_refcount", False, "refcount", "exclusive", "store_flag",
+                    extra=((c.anyv(t), c.any_enabled()),),
+                    source=src_post + " (`any_enabled = state.any()` is the last thing under W(rc))")
+        # the value stored is the one computed under the lock, so two updaters can store theirs in
+        # the opposite order (fidelity-audit U2): a stale stored flag is a reachable state
+        b.action(R, "store_flag", "flag_store", t, updates=((c.flag(), c.anyv(t)),),
+                 goto="release_queues", observe={"value": c.anyv(t)},
+                 source="_serialized_enabled.store(any_enabled) after U(rc), digest §2.2 / P1 residual; "
+                 "fidelity-audit U2")
     pr.lock("release_queues", False, "queues", "shared", "end")
-    b.action(R, "end", "update_end", t, goto="idle", source="update_serialization return")
+    b.action(R, "end", "update_end", t, updates=((c.anyv(t), False),), goto="idle",
+             source="update_serialization return (its local `any_enabled` dies)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,15 +354,18 @@ def _lookup(c: Core, v: Variant) -> None:
     should = c.flag() if v.global_flag else c.sh(t)
     b.action(R, "insert", "serializer_insert", t, params=(a,), static={"agent": a}, select=sel,
              updates=((c.ex(a), True), (c.en(a), Ite(created, False, c.en(a))), (c.sh(t), should)),
-             goto=Ite(And(created, should), "acq_serializer", "release_map"),
+             # `if(should_serialize) ret->wlock(enable({}))` runs for the entry emplace returns,
+             # new or inserted by a racing lookup between the two phases of ulock (audit L2)
+             goto=Ite(should, "acq_serializer", "release_map"),
              observe={"created": created},
              source=(src_g0 + " emplace; enable if _serialized_enabled.load()") if v.global_flag
              else "serializer(): emplace(agent, new) then enable({}) if should_serialize")
     pr.lock("acq_serializer", True, "serializer", "exclusive", "enable", per_agent=True, select=sel)
     b.action(R, "enable", "serializer_enable", t, params=(a,), static={"agent": a}, select=sel,
-             guard=(("{t} holds serializer.{agent}", c.lk_ser(a, t)),),
+             guard=(("{t} holds serializer.{agent}", c.lk_ser(t, a)),),
              updates=((c.en(a), True),), goto="release_serializer",
-             source="serializer(): ret->wlock(enable({})) on insertion")
+             source="serializer(): ret->wlock(enable({})) after emplace, new entry or not "
+             "[SRC amd-vkale@5d4ce3a9; fidelity-audit L2]")
     pr.lock("release_serializer", False, "serializer", "exclusive", "release_map", per_agent=True,
             select=sel)
     lock("release_map", False, "serializer_map", "exclusive",
@@ -371,4 +383,8 @@ def definition(v: Variant) -> Protocol:
     c = Core(b)
     _updater(c, v)
     _lookup(c, v)
+    if v.mutation:
+        from .lang.mutate import Mutation, apply
+
+        return apply(b.p, Mutation.parse(v.mutation))
     return b.p

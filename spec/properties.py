@@ -193,6 +193,7 @@ def settled(b: Backend, s: State, m: Model) -> Term:
         for a in range(cfg.agents):
             parts += [b.Not(s[f"pend.{t}.{a}"]), b.Not(s[f"was.{t}.{a}"]), b.Not(s[f"wh.{t}.{a}"])]
             parts.append(b.Implies(s[f"all.{t}"], b.Not(s[f"in.{t}.{a}"])))
+        parts.append(b.Not(s[f"any.{t}"]))
     for i, t in enumerate(cfg.lookup_ids()):
         # dead locals, pinned to what spec.setup leaves behind: the first lookup thread creates
         # the entries in agent order, so it last looked up the highest existing agent

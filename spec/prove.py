@@ -453,6 +453,9 @@ def write_invariants(variants: Sequence[str], cfg: Config, timeout: float) -> li
         model = Model(cfg, v)
         inv = houdini(model, Transition(model, ints="int"), timeout)
         if inv.status != "inductive":
+            import sys
+            sys.stderr.write(f"spmcheck: {v}: no inductive invariant stored ({inv.status}"
+                             f"{': ' + inv.reason if inv.reason else ''}; {inv.seconds:.0f} s)\n")
             continue
         p = inv_file(model)
         p.write_text(f"# Houdini-inferred inductive invariant for {v} at {cfg.describe()}; "
@@ -461,4 +464,21 @@ def write_invariants(variants: Sequence[str], cfg: Config, timeout: float) -> li
     return paths
 
 
-__all__ = ["prove_all", "prove_variant", "write_invariants", "InternalError", "ReplayMismatch"]
+__all__ = ["prove_all", "prove_variant", "write_invariants", "counterexample", "InternalError", "ReplayMismatch"]
+
+
+def counterexample(variant: str, prop: str, cfg: Config, timeout: float) -> ProofResult | None:
+    """The violation half of `prove_variant` alone (BFS, then BMC; concrete replay), for
+    definitions with no stored invariant to re-check (the mutants of tests/test_mutation.py):
+    a counterexample found is a verdict; not finding one proves nothing."""
+    model = Model(cfg, variant)
+    p = PROPERTIES[prop]
+    t0 = time.monotonic()
+    ok = lambda st, acts: _violates(model, p, st, acts)  # noqa: E731
+    got = find_path(model, lambda m: violation_target(m, p), ok, timeout, bfs_violation(p))
+    if not isinstance(got, tuple):
+        return None
+    setup, race, note = got
+    return ProofResult(variant, prop, "violated", "violated", _method(note),
+                       f"{len(race)} steps after {len(setup)} setup steps", "-", time.monotonic() - t0,
+                       render(model, setup, race), (), note, "mutation")

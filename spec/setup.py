@@ -73,7 +73,7 @@ def dead(name: str, s: Mapping[str, object]) -> bool:
     """Locals of an idle thread that its next begin overwrites before reading (scratch of the last
     call, or the scope of an updater that holds nothing)."""
     parts = name.split(".")
-    if parts[0] in ("was", "wh", "pend", "sh", "ag"):
+    if parts[0] in ("was", "wh", "pend", "sh", "ag", "any"):
         return True
     if parts[0] in ("all", "in", "enable"):
         return not s[f"hold.{parts[1]}"]

@@ -28,6 +28,8 @@ class Variant:
     # lock-order check has teeth.
     lookup_map_before_refcount: bool = False
     known_bad: bool = False
+    # a mutation of the definition (spec.lang.mutate), for the cross-reading mutation test
+    mutation: str = ""
 
 
 VARIANTS: dict[str, Variant] = {

@@ -61,15 +61,18 @@ class Fired:
 class Reading:
     """Symbols, enumeration constants and transitions of one protocol definition."""
 
-    def __init__(self, proto: Protocol, sorts: Mapping[str, z3.SortRef], names: Callable[[Func, tuple[Sort, ...]], str],
-                 forall: Quantifier, exists: Quantifier) -> None:
+    def __init__(self, protos: list[Protocol], sorts: Mapping[str, z3.SortRef],
+                 names: Callable[[Func, tuple[Sort, ...]], str], forall: Quantifier, exists: Quantifier) -> None:
+        """`protos`: definitions sharing one state (the variants of a protocol); a symbol is
+        declared when any of them writes it, so one state serves every variant's transitions."""
+        proto = protos[0]
         self.proto = proto
         self.sorts = dict(sorts)
         self.forall, self.exists = forall, exists
         self.enums: dict[str, tuple[z3.SortRef, dict[str, z3.ExprRef]]] = {}
         self.symbols: dict[Key, str] = {}
         self.signature: dict[str, tuple[tuple[z3.SortRef, ...], z3.SortRef]] = {}
-        written = _written(proto)
+        written = set().union(*[_written(p) for p in protos])
         for f in proto.funcs:
             for leaves in itertools.product(*[a.leaves() for a in f.args]):
                 key = (f.name, tuple(x.name for x in leaves))

@@ -35,7 +35,7 @@ class Sort:
         return self.parts and tuple(x for p in self.parts for x in p.leaves()) or (self,)
 
     def contains(self, other: "Sort") -> bool:
-        return other is self or any(p.contains(other) for p in self.parts)
+        return other.name == self.name or any(p.contains(other) for p in self.parts)
 
     def __repr__(self) -> str:
         return self.name

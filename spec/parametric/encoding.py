@@ -11,8 +11,9 @@ without losing the arithmetic the property is about, so every query that mention
 quantified linear integer arithmetic (undecidable in general; Z3 answers these, and a result
 records the fragment and reports `unknown` whenever Z3 does).
 
-Locks are one relation per (role, lock class, mode) a role ever uses (which role takes which lock
-in which mode is fixed by spec/programs.py): `uq` queues shared; `uw` refcount exclusive; `usr` /
+Every symbol, its sorts and the transitions come from the one definition (spec/programs.py) through
+`spec.lang.symbolic.Reading`; this module only names the sorts and the lock symbols. Locks are one
+relation per (role, lock class, mode) some action writes: `uq` queues shared; `uw` refcount exclusive; `usr` /
 `usw` serializer map shared / exclusive; `us(u, a)` the per-agent serializer (exclusive); for
 lookups `lr` refcount shared, `lsr` / `lsw`, `ls(l, a)`. The fixed-size variables that have no
 relation here (`lk.queues.r.l*`, `lk.refcount.w.l*`, `lk.refcount.r.u*`) are never written by any
@@ -30,60 +31,63 @@ from typing import Callable, Iterator, Mapping
 
 import z3
 
-from ..programs import LOOKUP_LABELS, UPDATER_LABELS
+from ..lang.symbolic import Reading
+from ..lang.syntax import Func, Sort
+from ..programs import LOOKUP_LABELS, UPDATER_LABELS, definition
+from ..variants import VARIANTS
 
 Agent = z3.DeclareSort("Agent")
 Updater = z3.DeclareSort("Updater")
 Lookup = z3.DeclareSort("Lookup")
-UPc, _UPC_CONSTS = z3.EnumSort("UPc", [f"u.{x}" for x in UPDATER_LABELS])
-LPc, _LPC_CONSTS = z3.EnumSort("LPc", [f"l.{x}" for x in LOOKUP_LABELS])
-UPC: dict[str, z3.ExprRef] = dict(zip(UPDATER_LABELS, _UPC_CONSTS))
-LPC: dict[str, z3.ExprRef] = dict(zip(LOOKUP_LABELS, _LPC_CONSTS))
-PC = {"updater": UPC, "lookup": LPC}
 ROLE_SORT = {"updater": Updater, "lookup": Lookup}
 
 Fn = Callable[..., z3.ExprRef]
 
-# name -> (domain sorts, range sort); the whole state of the core protocol
-SYMBOLS: dict[str, tuple[tuple[z3.SortRef, ...], z3.SortRef]] = {
-    "rc_all": ((), z3.IntSort()),
-    "flag": ((), z3.BoolSort()),
-    "rc": ((Agent,), z3.IntSort()),
-    "ex": ((Agent,), z3.BoolSort()),
-    "en": ((Agent,), z3.BoolSort()),
-    "uq": ((Updater,), z3.BoolSort()),
-    "uw": ((Updater,), z3.BoolSort()),
-    "usr": ((Updater,), z3.BoolSort()),
-    "usw": ((Updater,), z3.BoolSort()),
-    "us": ((Updater, Agent), z3.BoolSort()),
-    "lr": ((Lookup,), z3.BoolSort()),
-    "lsr": ((Lookup,), z3.BoolSort()),
-    "lsw": ((Lookup,), z3.BoolSort()),
-    "ls": ((Lookup, Agent), z3.BoolSort()),
-    "upc": ((Updater,), UPc),
-    "hold": ((Updater,), z3.BoolSort()),
-    "enable": ((Updater,), z3.BoolSort()),
-    "all": ((Updater,), z3.BoolSort()),
-    "inn": ((Updater, Agent), z3.BoolSort()),
-    "pend": ((Updater, Agent), z3.BoolSort()),
-    "was": ((Updater, Agent), z3.BoolSort()),
-    "wh": ((Updater, Agent), z3.BoolSort()),
-    "lpc": ((Lookup,), LPc),
-    "ag": ((Lookup,), Agent),
-    "sh": ((Lookup,), z3.BoolSort()),
-}
+# Symbol names. A lock relation over `thread` splits into one per role: the role's initial plus
+# the lock's short code (`uq` = an updater holds `queues` shared, `ls` = a lookup holds
+# `serializer.<a>`); everything else keeps its name in the definition.
+_LOCK_CODE = {("queues", "shared"): "q", ("refcount", "exclusive"): "w", ("refcount", "shared"): "r",
+              ("serializer_map", "shared"): "sr", ("serializer_map", "exclusive"): "sw",
+              ("serializer", "exclusive"): "s"}
 
-# (role, lock class, mode) -> lock relation; lock classes as in spec.vocabulary
+
+def symbol_name(f: Func, leaves: tuple[Sort, ...]) -> str:
+    if f.lock is not None:
+        return leaves[0].prefix + _LOCK_CODE[f.lock]
+    return f.name
+
+
+def forall(sort: z3.SortRef, body: Callable[[z3.ExprRef], z3.ExprRef]) -> z3.BoolRef:
+    if _FINITE:
+        return z3.And(*[body(e) for e in _FINITE[-1][sort]])
+    x = z3.Const(f"{sort.name()[0].lower()}!{next(_names)}", sort)
+    return z3.ForAll([x], body(x))
+
+
+def exists(sort: z3.SortRef, body: Callable[[z3.ExprRef], z3.ExprRef]) -> z3.BoolRef:
+    if _FINITE:
+        return z3.Or(*[body(e) for e in _FINITE[-1][sort]])
+    x = z3.Const(f"{sort.name()[0].lower()}?{next(_names)}", sort)
+    return z3.Exists([x], body(x))
+
+
+# The any-size reading of spec/programs.py: every variant shares the state, so one reading
+# serves them all; a symbol exists when some variant's action writes it.
+READING = Reading([definition(v) for v in VARIANTS.values()],
+                  {"agent": Agent, "updater": Updater, "lookup": Lookup}, symbol_name, forall, exists)
+UPc, UPC = READING.enum(READING.proto.pc["updater"].dom)  # type: ignore[arg-type]
+LPc, LPC = READING.enum(READING.proto.pc["lookup"].dom)  # type: ignore[arg-type]
+PC = {"updater": UPC, "lookup": LPC}
+assert list(UPC) == UPDATER_LABELS and list(LPC) == LOOKUP_LABELS
+
+# name -> (domain sorts, range sort); the whole state of the core protocol
+SYMBOLS: dict[str, tuple[tuple[z3.SortRef, ...], z3.SortRef]] = READING.signature
+
+# (role, lock class, mode) -> lock relation
 LOCK_REL: dict[tuple[str, str, str], str] = {
-    ("updater", "queues", "shared"): "uq",
-    ("updater", "refcount", "exclusive"): "uw",
-    ("updater", "serializer_map", "shared"): "usr",
-    ("updater", "serializer_map", "exclusive"): "usw",
-    ("updater", "serializer", "exclusive"): "us",
-    ("lookup", "refcount", "shared"): "lr",
-    ("lookup", "serializer_map", "shared"): "lsr",
-    ("lookup", "serializer_map", "exclusive"): "lsw",
-    ("lookup", "serializer", "exclusive"): "ls",
+    (leaves[0], f.lock[0], f.lock[1]): READING.symbols[(f.name, leaves)]
+    for f in READING.proto.funcs if f.lock is not None
+    for (name, leaves) in READING.symbols if name == f.name
 }
 
 
@@ -129,20 +133,6 @@ def finite_universe(elems: Mapping[z3.SortRef, list[z3.ExprRef]]) -> Iterator[No
         yield
     finally:
         _FINITE.pop()
-
-
-def forall(sort: z3.SortRef, body: Callable[[z3.ExprRef], z3.ExprRef]) -> z3.BoolRef:
-    if _FINITE:
-        return z3.And(*[body(e) for e in _FINITE[-1][sort]])
-    x = z3.Const(f"{sort.name()[0].lower()}!{next(_names)}", sort)
-    return z3.ForAll([x], body(x))
-
-
-def exists(sort: z3.SortRef, body: Callable[[z3.ExprRef], z3.ExprRef]) -> z3.BoolRef:
-    if _FINITE:
-        return z3.Or(*[body(e) for e in _FINITE[-1][sort]])
-    x = z3.Const(f"{sort.name()[0].lower()}?{next(_names)}", sort)
-    return z3.Exists([x], body(x))
 
 
 # ---- derived notions (digest §1.2) ----------------------------------------------------------

@@ -13,15 +13,10 @@ from typing import Iterator, Mapping
 
 import z3
 
-from ..programs import LOOKUP_LABELS, UPDATER_LABELS
-from ..vocabulary import Config, lv
-from .encoding import LPC, UPC, Agent, Lookup, PState, Updater, finite_universe
-
-# parametric symbol -> how it is named in the fixed-size model (role locals and lock variables)
-_LOCK_VAR = {"uq": ("queues", "shared"), "uw": ("refcount", "exclusive"),
-             "usr": ("serializer_map", "shared"), "usw": ("serializer_map", "exclusive"),
-             "lr": ("refcount", "shared"), "lsr": ("serializer_map", "shared"),
-             "lsw": ("serializer_map", "exclusive")}
+from ..lang.finite import Universe
+from ..lang.syntax import BoolDom, EnumDom, Func, IntDom, SortDom
+from ..vocabulary import Config
+from .encoding import READING, Agent, Lookup, PState, Updater, finite_universe
 
 
 class Structure:
@@ -49,55 +44,49 @@ class Structure:
         return [z3.Distinct(*es) for es in self.elems.values() if len(es) > 1]
 
     def cells(self) -> Iterator[tuple[str, str, tuple[z3.ExprRef, ...]]]:
-        """(concrete variable, parametric symbol, argument elements) for every mapped variable."""
-        cfg = self.cfg
-        yield "rc.all", "rc_all", ()
-        yield "flag", "flag", ()
-        for i, a in enumerate(self.agents):
-            yield f"rc.{i}", "rc", (a,)
-            yield f"ser.ex.{i}", "ex", (a,)
-            yield f"ser.en.{i}", "en", (a,)
-        for name, u in zip(cfg.updater_ids(), self.updaters):
-            for sym in ("uq", "uw", "usr", "usw"):
-                yield lv(_LOCK_VAR[sym][0], _LOCK_VAR[sym][1], name), sym, (u,)
-            yield f"pc.{name}", "upc", (u,)
-            for k in ("hold", "enable", "all"):
-                yield f"{k}.{name}", k, (u,)
-            for i, a in enumerate(self.agents):
-                yield lv(f"serializer.{i}", "exclusive", name), "us", (u, a)
-                for k, sym in (("in", "inn"), ("pend", "pend"), ("was", "was"), ("wh", "wh")):
-                    yield f"{k}.{name}.{i}", sym, (u, a)
-        for name, l in zip(cfg.lookup_ids(), self.lookups):
-            for sym in ("lr", "lsr", "lsw"):
-                yield lv(_LOCK_VAR[sym][0], _LOCK_VAR[sym][1], name), sym, (l,)
-            yield f"pc.{name}", "lpc", (l,)
-            yield f"ag.{name}", "ag", (l,)
-            yield f"sh.{name}", "sh", (l,)
-            for i, a in enumerate(self.agents):
-                yield lv(f"serializer.{i}", "exclusive", name), "ls", (l, a)
+        """(concrete variable, parametric symbol, argument elements) for every symbol of the
+        reading at this size; the concrete name is the fixed-size reading's key for the same
+        application, so both sides come from the one definition."""
+        u = Universe(READING.proto, {"agent": self.cfg.agents, "updater": self.cfg.updaters,
+                                     "lookup": self.cfg.lookups})
+        z3_elems = {"agent": self.agents, "updater": self.updaters, "lookup": self.lookups}
+        for (fname, leaves), sym in READING.symbols.items():
+            f = READING.proto.func(fname)
+            combos: list[tuple[tuple[object, z3.ExprRef], ...]] = [()]
+            for leaf in leaves:
+                names = u.elems(next(x for x in READING.proto.leaf_sorts() if x.name == leaf))
+                combos = [c + (pair,) for c in combos for pair in zip(names, z3_elems[leaf])]
+            for c in combos:
+                yield u.key(f, [n for n, _ in c]), sym, tuple(e for _, e in c)
+
+    def _func(self, sym: str) -> Func:
+        for (fname, _), name in READING.symbols.items():
+            if name == sym:
+                return READING.proto.func(fname)
+        raise KeyError(sym)
 
     def to_term(self, sym: str, val: int | bool) -> z3.ExprRef:
-        if sym == "upc":
-            return UPC[UPDATER_LABELS[int(val)]]
-        if sym == "lpc":
-            return LPC[LOOKUP_LABELS[int(val)]]
-        if sym == "ag":
+        d = self._func(sym).dom
+        if isinstance(d, EnumDom):
+            return READING.enum(d)[1][d.labels[int(val)]]
+        if isinstance(d, SortDom):
             return self.agents[int(val)]
-        if sym in ("rc_all", "rc"):
+        if isinstance(d, IntDom):
             return z3.IntVal(int(val))
+        assert isinstance(d, BoolDom)
         return z3.BoolVal(bool(val))
 
     def pin(self, s: PState, conc: Mapping[str, int | bool]) -> list[z3.BoolRef]:
         return [s.fns[sym](*args) == self.to_term(sym, conc[var]) for var, sym, args in self.cells()]
 
     def from_value(self, sym: str, v: z3.ExprRef, agent_of: Mapping[str, int]) -> int | bool:
-        if sym == "upc":
-            return UPDATER_LABELS.index(str(v)[2:])
-        if sym == "lpc":
-            return LOOKUP_LABELS.index(str(v)[2:])
-        if sym == "ag":
+        d = self._func(sym).dom
+        if isinstance(d, EnumDom):
+            consts = READING.enum(d)[1]
+            return next(i for i, lab in enumerate(d.labels) if consts[lab].eq(v))
+        if isinstance(d, SortDom):
             return agent_of[str(v)]
-        if sym in ("rc_all", "rc"):
+        if isinstance(d, IntDom):
             return v.as_long()  # type: ignore[attr-defined]
         return z3.is_true(v)
 

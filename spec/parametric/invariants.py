@@ -21,7 +21,7 @@ from typing import Callable
 import z3
 
 from ..variants import Variant
-from .actions import PAction, build_actions
+from .transitions import PAction, build_actions
 from .encoding import (
     LOCK_REL,
     Agent,
@@ -202,11 +202,12 @@ def _data(v: Variant, add: Callable[..., None]) -> None:
         lambda s, t, x: z3.And(z3.Implies(s.us(t, x), mir(s, x)),
                                z3.Implies(z3.And(s.pend(t, x), z3.Not(s.us(t, x))), s.en(x) == s.was(t, x))),
         "W(ser[a]): now ? enable : disable, digest §2.2 / §3.1")
-    add("creator window: new entry disabled, to be enabled", "p1",
+    add("enable window: entry present (new or a racer's), to be enabled", "p1",
         lambda s: forall(Lookup, lambda l: z3.Implies(
             at(s, "lookup", l, "acq_serializer", "enable"),
-            z3.And(s.ex(s.ag(l)), z3.Not(s.en(s.ag(l))), s.sh(l)))),
-        "serializer(): emplace then wlock(enable({})) if should_serialize, digest §2.1", "EPR")
+            z3.And(s.ex(s.ag(l)), s.sh(l)))),
+        "serializer(): emplace then wlock(enable({})) if should_serialize, new entry or not, "
+        "digest §2.1; fidelity-audit L2", "EPR")
     add("mirror lemma", "p1", mirror,
         "digest §4 P1: outside W(rc) and creation windows every entry mirrors the count",
         "∀∃ with a function cycle (Agent -> Lookup -> Agent), quantified LIA")

@@ -389,7 +389,7 @@ def lock_graph(v: LVariant, acts: list[LAction]) -> Check:
     every size by its consecution queries)."""
     from ..lifecycle.programs import lock_chains
     from ..variants import VARIANTS
-    from .actions import build_actions
+    from .transitions import build_actions
     from .encoding import LOCK_REL
     from .invariants import lock_table
     from .prove import _cycle

@@ -21,7 +21,7 @@ import z3
 from ..expected import expected
 from ..properties import PROPERTIES
 from ..variants import VARIANTS, Variant
-from .actions import PAction, Params, build_actions
+from .transitions import PAction, Params, build_actions
 from .encoding import LOCK_REL, Agent, Lookup, PState, Updater, at, enabled, exists, forall, fresh_state
 from .invariants import Conjunct, lock_table
 from .queries import (Bounded, action_params, conj, failing_conjuncts, fragment_of, init, run_check, state_cti,

@@ -12,7 +12,7 @@ import z3
 
 from ..programs import LOOKUP_LABELS, UPDATER_LABELS
 from ..vocabulary import Config
-from .actions import PAction, Params
+from .transitions import PAction, Params
 from .encoding import LPC, UPC, Agent, Lookup, PState, Updater, enabled, finite_universe, forall, fresh_state
 from .finite import Structure
 from .invariants import Conjunct
