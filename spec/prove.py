@@ -479,6 +479,6 @@ def counterexample(variant: str, prop: str, cfg: Config, timeout: float) -> Proo
     if not isinstance(got, tuple):
         return None
     setup, race, note = got
-    return ProofResult(variant, prop, "violated", "violated", _method(note),
+    return ProofResult(variant, prop, "violated", "violated", _search_method(note),
                        f"{len(race)} steps after {len(setup)} setup steps", "-", time.monotonic() - t0,
                        render(model, setup, race), (), note, "mutation")
