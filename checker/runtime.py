@@ -13,6 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import Iterable
 
 from spec.variants import Variant
 
@@ -74,6 +75,12 @@ class Worker:
         self.ctl = ctl
         self.rng = random.Random(f"{seed}:{name}")  # str seeds are hashed deterministically
         self.jitter = jitter
+
+    def shuffled(self, xs: Iterable[int]) -> list[int]:
+        """The SDK walks unordered containers: any order, drawn from this thread's RNG."""
+        out = sorted(xs)
+        self.rng.shuffle(out)
+        return out
 
     def _maybe_yield(self) -> None:
         # Chaos-scheduler style: only at lock boundaries, so the windows widened are the ones
@@ -161,21 +168,23 @@ class Controller:
             else:
                 self._apply(w, crossed, lambda a: enable)
             w.release("serializer_map", "exclusive")
+            any_value = self.any_enabled()  # `any_enabled = state.any()`, the last thing under W(rc)
             w.release("refcount", "exclusive")
         else:
             w.acquire("refcount", "exclusive")
             was = [self.enabled(a) for a in range(self.agents)]
             self._count(w, scope, enable)
             crossed = [a for a in range(self.agents) if was[a] != self.enabled(a)]
+            any_value = self.any_enabled()
             w.release("refcount", "exclusive")  # pre-fix: crossings applied after this release
             w.acquire("serializer_map", "exclusive")
             present = [a for a in crossed if a in self.smap]  # find(a) or continue
             self._apply(w, present, lambda a: enable)
             w.release("serializer_map", "exclusive")
         if not v.global_flag:
-            # The SDK stores `any` after U(rc); the protocol definition observes the refcount at
-            # the store itself, so read it inside the step (refcount writes are steps too).
-            self._store_flag(w, self.any_enabled)
+            # the SDK stores, after U(rc), the value it computed under W(rc): another update may
+            # have changed the count since (audit U2), so the stored flag can be stale
+            self._store_flag(w, lambda: any_value)
         w.release("queues", "shared")
         w.step("update_end")
 
@@ -191,7 +200,7 @@ class Controller:
 
             w.step("refcount_change", (("agent", "all"),), eff_all)
             return
-        for a in sorted(scope):
+        for a in w.shuffled(scope):  # unordered_set order in the SDK
             def eff(a: int = a) -> Args:
                 old = self.rc_agent[a]
                 self.rc_agent[a] = bump(old)
@@ -200,7 +209,7 @@ class Controller:
             w.step("refcount_change", (("agent", a),), eff)
 
     def _apply(self, w: Worker, agents: list[int], want) -> None:  # type: ignore[no-untyped-def]
-        for a in agents:
+        for a in w.shuffled(agents):  # unordered_map order in the SDK
             lock = f"serializer.{a}"
             w.acquire(lock, "exclusive")
             on = bool(want(a))
@@ -276,7 +285,7 @@ class Controller:
             return (("created", created[0]),)
 
         w.step("serializer_insert", (("agent", a),), ins)
-        if created[0] and should[0]:
+        if should[0]:  # enable({}) on the entry emplace returns, new or a racer's (audit L2)
             lock = f"serializer.{a}"
             w.acquire(lock, "exclusive")
             ser = self.smap[a]
