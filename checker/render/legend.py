@@ -24,6 +24,7 @@ _CORE: tuple[tuple[str, str], ...] = (
     (r"pend\.(u\d+)\.(\d+)", "{0} still has to apply the new state to agent {1}'s serializer"),
     (r"was\.(u\d+)\.(\d+)", "{0} saw agent {1} enabled (count > 0) before its change"),
     (r"wh\.(u\d+)\.(\d+)", "{0} saw agent {1}'s serializer entry existing"),
+    (r"any\.(u\d+)", "{0}'s any_enabled, computed under W(rc) and stored after releasing it"),
     (r"ag\.(l\d+)", "agent that lookup {0} asks serializer() for"),
     (r"sh\.(l\d+)", "lookup {0}'s snapshot of 'should be enabled' (may go stale)"),
 )
