@@ -92,17 +92,17 @@ BUGS = {
 def test_historical_variant_is_rejected_for_its_bug(exe: Path, tmp_path: Path, variant: str) -> None:
     args, prop = BUGS[variant]
     verdicts: list[tuple[str, str | None]] = []
-    # bounded attempts until the bug's property has been the verdict three times (measured 13/20
+    # bounded attempts until the bug's property has been the verdict twice (measured 13/20
     # and 20/20 runs, bench/cpp_rates.py)
-    for seed in range(10):
+    for seed in range(12):
         r = check_path(str(run(exe, tmp_path, "core", variant, seed, *args)))
         verdicts.append((r.verdict.value, r.prop or r.code))
-        if sum(v == "violated" and p == prop for v, p in verdicts) >= 3:
+        if sum(v == "violated" and p == prop for v, p in verdicts) >= 2:
             break
     # the model follows the code now (cpp/DIVERGENCES.md D1-D5 fixed): no run diverges; a run
     # whose schedule missed the race window is accepted, as it should be
     assert all(v != "diverged" for v, _ in verdicts), verdicts
-    assert sum(v == "violated" and p == prop for v, p in verdicts) >= 3, verdicts
+    assert sum(v == "violated" and p == prop for v, p in verdicts) >= 2, verdicts
 
 
 def test_apply_after_unlock_is_rejected(exe: Path, tmp_path: Path) -> None:
