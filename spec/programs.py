@@ -22,8 +22,10 @@ from .lang.syntax import (
     Builder,
     Card,
     EnumDom,
+    Every,
     Exists,
     Expr,
+    ExprLike,
     Forall,
     Func,
     IntDom,
@@ -35,6 +37,7 @@ from .lang.syntax import (
     Sort,
     SortDom,
     Var,
+    lift,
 )
 from .variants import Variant
 
@@ -171,9 +174,9 @@ class Program:
                    goto=goto, source=source or "digest §1.3 lock inventory")
 
 
-def _every(x: Var, target_fn: Func, t: Var, value: Expr) -> object:
-    from .lang.syntax import Every
-    return Every(x, target_fn(t, x), value)
+def _every(x: Var, target_fn: Func, t: Var, value: ExprLike) -> Every:
+    """`target_fn(t, x) := value` for every element x (a row of a thread's per-agent locals)."""
+    return Every(x, target_fn(t, x), lift(value))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -116,7 +116,7 @@ def test_agreement_check_detects_a_wrong_transition() -> None:
     class Forgets(PAction):
         def fire(self, s, p):  # type: ignore[no-untyped-def]
             f = PAction.fire(self, s, p)
-            return type(f)(f.guards, f.side, f.post.with_({"ex": s.fns["ex"]}), f.strict)
+            return type(f)(f.guards, f.side, f.post.with_({"ex": s.fns["ex"]}))
 
     acts = build_actions(VARIANTS["final"])
     broken = [Forgets(**{f.name: getattr(pa, f.name) for f in dataclasses.fields(pa)})

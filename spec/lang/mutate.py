@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .syntax import Action, App, Func, Lit, Op, Protocol, Quant, Var
+from .syntax import Action, App, Forall, Func, Lit, Not, Op, Protocol, Quant, Var
 
 OPS = ("drop-guard", "drop-update", "skip-step", "weaken-lock", "drop-lock")
 
@@ -186,8 +186,6 @@ def _retarget(b: Action, lk: tuple[int, App], twin: Func | None, exclusive: Func
     new_app = App(twin, app.args)
     ups[idx] = (new_app, ups[idx][1])  # type: ignore[index]
     if acquire:
-        from .syntax import Forall, Not, Var
-
         # a shared acquire waits only for exclusive holders
         u = Var("u", twin.args[0])
         extra = tuple(app.args[1:])

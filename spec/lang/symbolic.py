@@ -174,8 +174,7 @@ class _Eval:
         self.r, self.s, self.env, self.vsorts = r, s, dict(env), dict(sorts)
 
     def with_(self, bind: Mapping[str, z3.ExprRef], sorts: Mapping[str, Sort] | None = None) -> "_Eval":
-        e = _Eval(self.r, self.s, {**self.env, **bind}, {**self.vsorts, **(sorts or {})})
-        return e
+        return _Eval(self.r, self.s, {**self.env, **bind}, {**self.vsorts, **(sorts or {})})
 
     def bool(self, e: Expr) -> z3.BoolRef:
         t = self.term(e)

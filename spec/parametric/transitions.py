@@ -8,7 +8,7 @@ metadata the queries need (lock class and mode of a lock step, the labels a step
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
@@ -38,7 +38,6 @@ class Fired:
     guards: list[tuple[str, z3.BoolRef]]
     side: list[z3.BoolRef]  # constraints on the parameters (asserted with the step)
     post: PState
-    strict: list[z3.BoolRef] = field(default_factory=list)  # kept empty: the readings agree exactly
 
     def enabled(self) -> z3.BoolRef:
         return z3.And(*[g for _, g in self.guards]) if self.guards else T
