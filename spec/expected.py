@@ -20,6 +20,12 @@ EXPECTED: dict[tuple[str, str], tuple[str, str]] = {
     ("reversed-lookup-order", "serializer-mirrors-refcount"): ("proved", "the inversion changes lock order, not the data protocol"),
     ("reversed-lookup-order", "creation-consistent"): ("proved", "creation still reads rc under R(rc)"),
     ("reversed-lookup-order", "lock-order-acyclic"): ("violated", "PR #8887 @ queue_controller.cpp:401: 'reversing it here would deadlock'"),
+    ("final", "lock-discipline"): ("proved", "digest §1.3: refcount under W(rc)/R(rc), the map under its ulock, an entry under its wlock"),
+    ("caller-flag", "lock-discipline"): ("proved", "same lock scopes as final"),
+    ("stale-lookup", "lock-discipline"): ("proved", "the pre-fix race is between lock scopes, each access is under its lock"),
+    ("apply-after-unlock", "lock-discipline"): ("proved", "the crossings are computed under W(rc); the late apply reads only the caller's flag"),
+    ("global-flag", "lock-discipline"): ("proved", "G0 reads the atomic flag; the refcount is a ghost there (no lock protects it)"),
+    ("reversed-lookup-order", "lock-discipline"): ("proved", "the inversion changes lock order, each access is still under its lock"),
 }
 
 

@@ -42,6 +42,8 @@ class StepDef:
     selectors: Callable[[Backend, State, str, Params], list[tuple[str, Term]]] = (
         lambda b, s, t, p: [])
     defn: LAction | None = None
+    # step claims in the pre-state: [(claim, requirement, condition)] (spec.lang Action.checks)
+    checks: Callable[[Backend, State], list[tuple[str, str, Term]]] = lambda b, s: []
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,13 @@ class Action:
     def observed(self, b: Backend, s: State) -> dict[str, Term]:
         return self.step.observed(b, s, self.thread, self.params)
 
+    def checks(self, b: Backend, s: State, claim: str) -> list[tuple[str, Term]]:
+        """The conditions this step must meet for `claim`, with what each requires."""
+        return [(why, x) for c, why, x in self.step.checks(b, s) if c == claim]
+
+    def claims(self) -> frozenset[str]:
+        return frozenset(c for c, _, _ in self.step.defn.checks) if self.step.defn else frozenset()
+
     def describe(self) -> str:
         args = " ".join(f"{k}={v}" for k, v in self.static_args().items())
         return f"{self.thread} {self.kind} {args}".rstrip()
@@ -95,6 +104,7 @@ class Model:
         self.protocol = definition(self.variant)
         self.universe = Universe(self.protocol, {"agent": cfg.agents, "updater": cfg.updaters,
                                                  "lookup": cfg.lookups})
+        self._claims: dict[str, Callable[[Backend, State], Term]] = {}
 
     @cached_property
     def vars(self) -> list[VarDecl]:
@@ -134,6 +144,16 @@ class Model:
         for a in self.actions:
             out.setdefault(a.kind, tuple(a.static_args()))
         return out
+
+    def claim(self, name: str) -> Callable[[Backend, State], Term]:
+        """An invariant claim of the definition compiled at this size."""
+        if name not in self._claims:
+            from .lang.finite import compile_closed
+
+            c = self.protocol.claims[name]
+            assert c.kind == "invariant" and c.expr is not None, name
+            self._claims[name] = compile_closed(self.universe, c.expr, name)
+        return self._claims[name]
 
     def init_state(self) -> dict[str, int | bool]:
         return {d.name: d.init for d in self.vars}
@@ -177,4 +197,4 @@ def _step(u: Universe, act: LAction, thread: str, env: dict[str, Any], pc: Any) 
     return StepDef(act.role.name, act.at, act.kind, act.per, lambda p: static,
                    lambda b, s, t, p: comp.guards(b, s), lambda b, s, t, p: comp.effect(b, s),
                    lambda b, s, t, p: comp.observed(b, s), act.source,
-                   lambda b, s, t, p: comp.selectors(b, s), act)
+                   lambda b, s, t, p: comp.selectors(b, s), act, comp.checks)

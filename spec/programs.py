@@ -28,6 +28,7 @@ from .lang.syntax import (
     ExprLike,
     Forall,
     Func,
+    Implies,
     IntDom,
     Ite,
     Not,
@@ -77,11 +78,18 @@ class Core:
         self.thread = b.sort("thread", parts=(self.updater, self.lookup))
         A, U, L, T = self.agent, self.updater, self.lookup, self.thread
         holders = IntDom(0, Card(U))  # at most one reference per updater thread
+        # `guarded`: the lock classes that protect each shared variable (digest §1.3): the
+        # refcount state is `Synchronized<serialization_refcount>`, the map's entries are the
+        # map's, an entry's state is its own `Synchronized<profiler_serializer>` (or the map's
+        # while emplace constructs it); `_serialized_enabled` is an atomic
         self.rc_all = b.state("rc_all", (), holders, 0, "rc.all",
-                              "serialization_refcount::all (empty agent list)")
-        self.rc = b.state("rc", (A,), holders, 0, "rc.{0}", "serialization_refcount::per_agent[a]")
-        self.ex = b.state("ex", (A,), BOOL, False, "ser.ex.{0}", "a serializer entry exists for a")
-        self.en = b.state("en", (A,), BOOL, False, "ser.en.{0}", "the entry is ENABLED")
+                              "serialization_refcount::all (empty agent list)", guarded=("refcount",))
+        self.rc = b.state("rc", (A,), holders, 0, "rc.{0}", "serialization_refcount::per_agent[a]",
+                          guarded=("refcount",))
+        self.ex = b.state("ex", (A,), BOOL, False, "ser.ex.{0}", "a serializer entry exists for a",
+                          guarded=("serializer_map",))
+        self.en = b.state("en", (A,), BOOL, False, "ser.en.{0}", "the entry is ENABLED",
+                          guarded=("serializer", "serializer_map"))
         self.flag = b.state("flag", (), BOOL, False, "flag", "_serialized_enabled")
         # locks: one holding relation per (lock class, mode); `serializer.<a>` is one exclusive
         # lock per agent (a Synchronized<profiler_serializer> taken with wlock on these paths)
@@ -129,6 +137,12 @@ class Core:
         """serialization_refcount::any()."""
         x = Var("x", self.agent)
         return Or(self.rc_all() > 0, Exists(x, self.rc(x) > 0))
+
+    def quiescent(self, a: Expr) -> Expr:
+        """No thread is inside update_serialization() (for a's agent set) or serializer() for a."""
+        u, l = Var("u", self.updater), Var("l", self.lookup)
+        return And(Forall(u, Not(And(self.upc(u) != "idle", Or(self.all(u), self.inn(u, a))))),
+                   Forall(l, Not(And(self.lpc(l) != "idle", self.ag(l) == a))))
 
     def free(self, lock: str, mode: str, agent: Expr | None) -> Expr:
         """An acquire of `lock` in `mode` can proceed: no thread holds it exclusively (shared), or
@@ -220,6 +234,7 @@ def _updater(c: Core, v: Variant) -> None:
         # rc.all is a ghost here: the logical number of holders, which the G0 code never counts.
         b.action(R, "global_store_flag", "flag_store", t,
                  updates=((c.flag(), c.enable(t)), (c.rc_all(), step(c.rc_all()))), goto="acq_map",
+                 ghost=("rc_all",),
                  observe={"value": c.enable(t)}, source=src_g0 + " `_serialized_enabled.store(b)`")
         pr.lock("acq_map", True, "serializer_map", "exclusive", "apply",
                 extra=(_every(x, c.pend, t, c.ex(x)),), source=src_g0)
@@ -355,12 +370,16 @@ def _lookup(c: Core, v: Variant) -> None:
     lock("acq_map", True, "serializer_map", "exclusive", "insert", source=src_post + " ulock write")
     created = Not(c.ex(a))
     should = c.flag() if v.global_flag else c.sh(t)
+    w = Var("w", c.thread)
+    p2 = Implies(created, And(should == c.enabled(a), Forall(w, Not(c.lk[("refcount", "exclusive")](w)))))
     b.action(R, "insert", "serializer_insert", t, params=(a,), static={"agent": a}, select=sel,
              updates=((c.ex(a), True), (c.en(a), Ite(created, False, c.en(a))), (c.sh(t), should)),
              # `if(should_serialize) ret->wlock(enable({}))` runs for the entry emplace returns,
              # new or inserted by a racing lookup between the two phases of ulock (audit L2)
              goto=Ite(should, "acq_serializer", "release_map"),
              observe={"created": created},
+             checks=((P2, "a new entry for agent {agent} is created in the state the refcount gives now "
+                      "(should_serialize == enabled), with no refcount write in progress", p2),),
              source=(src_g0 + " emplace; enable if _serialized_enabled.load()") if v.global_flag
              else "serializer(): emplace(agent, new) then enable({}) if should_serialize")
     pr.lock("acq_serializer", True, "serializer", "exclusive", "enable", per_agent=True, select=sel)
@@ -379,15 +398,34 @@ def _lookup(c: Core, v: Variant) -> None:
              source="serializer() return")
 
 
+P1, P2 = "serializer-mirrors-refcount", "creation-consistent"
+
+
+def _claims(c: Core) -> None:
+    """The core's named properties (digest §4); step claims' conditions sit on their actions."""
+    x = Var("a", c.agent)
+    c.b.invariant(P1, "P1: when no thread is inside update_serialization()/serializer() for agent a, an "
+                  "existing entry for a is enabled iff refcount(a) > 0",
+                  "digest §4 P1; PR #11869/#11870; CBMC harness ref 69151498078 'P1'",
+                  Forall(x, Implies(And(c.quiescent(x), c.ex(x)), c.en(x) == c.enabled(x))))
+    c.b.step_claim(P2, "P2: an entry is created in the state the refcount gives at that moment, with no "
+                   "refcount update in progress (atomic w.r.t. updates)",
+                   "digest §4 P2; PR #11870 'created from a stale observation'")
+
+
 @lru_cache(maxsize=None)
 def definition(v: Variant) -> Protocol:
-    """The core protocol at variant `v`'s knobs (sizes are chosen by the reading)."""
+    """The core protocol at variant `v`'s knobs (sizes are chosen by the reading); the
+    lock-discipline checks are derived last, from the (possibly mutated) actions."""
+    from .lang.discipline import derive
+
     b = Builder(f"core/{v.name}")
     c = Core(b)
+    _claims(c)
     _updater(c, v)
     _lookup(c, v)
     if v.mutation:
         from .lang.mutate import Mutation, apply
 
-        return apply(b.p, Mutation.parse(v.mutation))
-    return b.p
+        return derive(apply(b.p, Mutation.parse(v.mutation)))
+    return derive(b.p)

@@ -10,7 +10,8 @@ from typing import Callable
 
 from .backend import Backend, Term
 from .model import Action, Model
-from .programs import pc_of, role_of
+from .lang.discipline import CLAIM as DISCIPLINE
+from .programs import P1, P2, pc_of, role_of
 from .vocabulary import State, enabled, lv
 
 StateFn = Callable[[Backend, State, Model], Term]
@@ -58,22 +59,24 @@ def quiescent(b: Backend, s: State, m: Model, a: int) -> Term:
 
 
 def mirrors(b: Backend, s: State, m: Model) -> Term:
-    return b.And(*[
-        b.Implies(b.And(quiescent(b, s, m, a), s[f"ser.ex.{a}"]), s[f"ser.en.{a}"] == enabled(b, s, a))
-        for a in range(m.cfg.agents)
-    ])
+    """P1 as the definition states it (spec.programs `_claims`), compiled at the model's size."""
+    return m.claim(P1)(b, s)
 
 
-def _creates(act: Action) -> bool:
-    return act.kind == "serializer_insert"
+def _step_claim(name: str) -> tuple[Callable[[Action], bool], StepFn]:
+    """A step claim of the definition: the actions that list a condition for it, and the
+    conjunction of those conditions in the pre-state."""
+    def watches(act: Action) -> bool:
+        return name in act.claims()
+
+    def step(b: Backend, s: State, m: Model, act: Action) -> Term:
+        return b.And(*[x for _, x in act.checks(b, s, name)])
+
+    return watches, step
 
 
-def creation_ok(b: Backend, s: State, m: Model, act: Action) -> Term:
-    a = int(act.params["agent"])  # type: ignore[arg-type]
-    t = act.thread
-    should = s["flag"] if m.variant.global_flag else s[f"sh.{t}"]
-    no_writer = b.And(*[b.Not(s[lv("refcount", "exclusive", u)]) for u in m.cfg.threads()])
-    return b.Implies(b.Not(s[f"ser.ex.{a}"]), b.And(should == enabled(b, s, a), no_writer))
+_creates, creation_ok = _step_claim(P2)
+_disciplined, lock_discipline = _step_claim(DISCIPLINE)
 
 
 def can_move(b: Backend, s: State, m: Model, t: str) -> Term:
@@ -151,6 +154,16 @@ PROPERTIES: dict[str, Property] = {
             "digest §4 P2; PR #11870 'created from a stale observation'",
             watches=_creates,
             step=creation_ok,
+            witnesses=(W_CREATED_EN, W_INTERLEAVE),
+        ),
+        Property(
+            DISCIPLINE,
+            "lock discipline: every write of shared state (refcounts, map entries, entry state) "
+            "holds the lock that protects it exclusively, every read holds it in some mode",
+            "issue 15 item 1; digest §1.3 lock inventory; derived by spec.lang.discipline from "
+            "the `guarded` locks of spec.programs' state",
+            watches=_disciplined,
+            step=lock_discipline,
             witnesses=(W_CREATED_EN, W_INTERLEAVE),
         ),
         Property(

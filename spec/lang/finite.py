@@ -289,6 +289,7 @@ class Compiled:
     effect: Fn
     observed: Fn
     writes: tuple[str, ...]
+    checks: Fn  # -> [(claim, requirement text, condition)] in the pre-state
 
 
 def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func) -> Compiled:
@@ -316,6 +317,7 @@ def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func
     if act.goto is not None:
         put(u.key(pc, [thread]), c.expr(act.goto, pc.dom))
     obs = [(k, c.expr(v)) for k, v in act.observe]
+    chk = "[" + ", ".join(f"({name!r}, {_text(why, env)!r}, {c.expr(x).text()})" for name, why, x in act.checks) + "]"
     return Compiled(
         _build(f"def f(b, s):\n    return {_labelled(sel)}\n", tag),
         _build(f"def f(b, s):\n    return {_labelled(guards)}\n", tag),
@@ -323,7 +325,13 @@ def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func
                + "}\n", tag),
         _build("def f(b, s):\n    return {" + ", ".join(f"{k!r}: {v.text()}" for k, v in obs) + "}\n", tag),
         tuple(upd),
+        _build(f"def f(b, s):\n    return {chk}\n", tag),
     )
+
+
+def compile_closed(u: Universe, e: Expr, name: str = "claim") -> Fn:
+    """A closed expression (an invariant claim) as a function of (backend, state)."""
+    return _build(f"def f(b, s):\n    return {Compiler(u, {}).expr(e).text()}\n", name)
 
 
 def _text(label: str, env: Env) -> str:

@@ -193,7 +193,9 @@ def _retarget(b: Action, lk: tuple[int, App], twin: Func | None, exclusive: Func
         guard[-1] = (label, Forall(u, Not(App(exclusive, (u, *extra)))))
     else:
         guard[-1] = (guard[-1][0].replace("exclusive", "shared"), new_app)
-    return dataclasses.replace(b, updates=tuple(ups), guard=tuple(guard))
+    # the event reports the mode the mutated code takes (a recorder logs what it does)
+    static = tuple((k, "shared" if k == "mode" and v == "exclusive" else v) for k, v in b.static)
+    return dataclasses.replace(b, updates=tuple(ups), guard=tuple(guard), static=static)
 
 
 __all__ = ["Mutation", "OPS", "candidates", "apply"]

@@ -53,6 +53,12 @@ class Fired:
     side: list[z3.BoolRef]  # constraints on the parameters (a scope is `all` or non-empty)
     post: dict[str, Fn]
     writes: frozenset[str] = field(default_factory=frozenset)
+    checks: list[tuple[str, str, z3.BoolRef]] = field(default_factory=list)  # (claim, why, cond)
+
+    def claim(self, name: str) -> z3.BoolRef:
+        """The conjunction of this step's conditions for claim `name` (true if none)."""
+        xs = [x for c, _, x in self.checks if c == name]
+        return z3.And(*xs) if xs else z3.BoolVal(True)
 
     def enabled(self) -> z3.BoolRef:
         return z3.And(*[g for _, g in self.guards]) if self.guards else z3.BoolVal(True)
@@ -134,6 +140,7 @@ class Reading:
                 side.append(z3.If(is_all, none, some))
                 if not p.sets:
                     side.append(is_all)
+        checks = [(c, why, ev.bool(x)) for c, why, x in act.checks]
         post = dict(s)
         writes: set[str] = set()
         updates = list(act.updates)
@@ -148,7 +155,11 @@ class Reading:
             writes.add(name)
             old = post[name]
             post[name] = _update(ev, old, target, arg_exprs, value, var)
-        return Fired(guards, side, post, frozenset(writes))
+        return Fired(guards, side, post, frozenset(writes), checks)
+
+    def closed(self, e: Expr, s: Mapping[str, Fn]) -> z3.BoolRef:
+        """A closed expression (an invariant claim) over the state `s`."""
+        return _Eval(self, s, {}, {}).bool(e)
 
 
 def _update(ev: "_Eval", old: Fn, target: App, args: list[Expr], value: Expr, var: Var | None) -> Fn:

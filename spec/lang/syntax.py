@@ -243,6 +243,9 @@ class Func:
     key: str
     doc: str = ""
     lock: tuple[str, str] | None = None
+    # lock classes any of which protects this state (writes need one held exclusively, reads
+    # one held in any mode); read by `spec.lang.discipline` to derive the lock-discipline claim
+    guarded: tuple[str, ...] = ()
 
     def __call__(self, *args: Expr) -> App:
         if len(args) != len(self.args):
@@ -331,6 +334,11 @@ class Action:
     source: str
     goto: Expr | None = None
     consts: tuple[tuple[str, bool | int | str], ...] = ()
+    # step claims checked in this action's pre-state: (claim name, what is required, condition);
+    # the condition may name the action's thread and parameters, the text may use `{t}`, `{agent}`
+    checks: tuple[tuple[str, str, Expr], ...] = ()
+    # functions this step writes as ghost bookkeeping (no lock protects a ghost; discipline skips it)
+    ghost: tuple[str, ...] = ()
 
     @property
     def per(self) -> str:
@@ -338,6 +346,22 @@ class Action:
         if any(isinstance(p, ScopeParam) for p in self.params) or self.consts:
             return "scope"
         return "agent" if any(isinstance(p, Var) for p in self.params) else ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A named property of the protocol, written once in the language.
+
+    `invariant`: `expr` (closed) holds in every reachable state. `step`: the condition each
+    action lists under this name in its `checks` holds in that action's pre-state (a claim with
+    no listed condition is derived by a reading, e.g. `spec.lang.discipline`).
+    """
+
+    name: str
+    kind: str  # "invariant" | "step"
+    summary: str
+    source: str
+    expr: Expr | None = None
 
 
 @dataclass
@@ -350,6 +374,7 @@ class Protocol:
     actions: list[Action] = field(default_factory=list)
     pc: dict[str, Func] = field(default_factory=dict)  # role name -> its program counter
     layout: list[tuple[Func, ...]] = field(default_factory=list)
+    claims: dict[str, Claim] = field(default_factory=dict)
 
     def func(self, name: str) -> Func:
         for f in self.funcs:
@@ -381,13 +406,23 @@ class Builder:
         return s
 
     def state(self, name: str, args: Sequence[Sort], dom: Dom, init: bool | int | str, key: str,
-              doc: str = "", lock: tuple[str, str] | None = None) -> Func:
-        f = Func(name, tuple(args), dom, init, key, doc, lock)
+              doc: str = "", lock: tuple[str, str] | None = None, guarded: Sequence[str] = ()) -> Func:
+        f = Func(name, tuple(args), dom, init, key, doc, lock, tuple(guarded))
         self.p.funcs.append(f)
         return f
 
     def lay(self, *groups: tuple[Func, ...]) -> None:
         self.p.layout.extend(groups)
+
+    def invariant(self, name: str, summary: str, source: str, expr: Expr) -> Claim:
+        c = Claim(name, "invariant", summary, source, expr)
+        self.p.claims[name] = c
+        return c
+
+    def step_claim(self, name: str, summary: str, source: str) -> Claim:
+        c = Claim(name, "step", summary, source)
+        self.p.claims[name] = c
+        return c
 
     def action(self, role: Sort, at: str, kind: str, thread: Var, *,
                params: Iterable[Param] = (),
@@ -398,11 +433,14 @@ class Builder:
                goto: ExprLike | None = None,
                observe: Mapping[str, ExprLike] | None = None,
                consts: Mapping[str, bool | int | str] | None = None,
+               checks: Iterable[tuple[str, str, ExprLike]] = (),
+               ghost: Iterable[str] = (),
                source: str = "") -> Action:
         ups = list(updates)
         act = Action(role, at, kind, thread, tuple(params), tuple((static or {}).items()),
                      tuple(select), tuple(guard), tuple(ups),
                      tuple((k, lift(v)) for k, v in (observe or {}).items()), source,
-                     None if goto is None else lift(goto), tuple((consts or {}).items()))
+                     None if goto is None else lift(goto), tuple((consts or {}).items()),
+                     tuple((k, why, lift(v)) for k, why, v in checks), tuple(ghost))
         self.p.actions.append(act)
         return act

@@ -253,6 +253,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "creation-consistent": ("locks", "p2"),
     "serializer-mirrors-refcount": ("locks", "p2", "p1"),
     "lock-order-acyclic": ("locks", "p5"),
+    "lock-discipline": ("locks",),  # lock ownership follows the pc: all a step's access needs
 }
 
 

@@ -19,17 +19,18 @@ from typing import Callable, Sequence
 import z3
 
 from ..expected import expected
+from ..programs import definition
 from ..properties import PROPERTIES
 from ..variants import VARIANTS, Variant
 from .transitions import PAction, Params, build_actions
-from .encoding import LOCK_REL, Agent, Lookup, PState, Updater, at, enabled, exists, forall, fresh_state
+from .encoding import LOCK_REL, READING, Agent, Lookup, PState, Updater, at, enabled, exists, forall, fresh_state
 from .invariants import Conjunct, lock_table
 from .queries import (Bounded, action_params, conj, failing_conjuncts, fragment_of, init, run_check, state_cti,
                       step_cti)
 from .results import Cti
 from .results import Check, ParamResult, any_size_text, conclude, render_text
 
-PROPS = ("serializer-mirrors-refcount", "creation-consistent", "lock-order-acyclic")
+PROPS = ("serializer-mirrors-refcount", "creation-consistent", "lock-discipline", "lock-order-acyclic")
 CLASS_ORDER = ("queues", "refcount", "serializer_map", "serializer")
 
 
@@ -91,23 +92,13 @@ def _hypothesis(inv: tuple[Conjunct, ...]) -> z3.BoolRef:
 
 
 # ---- property checks --------------------------------------------------------------------------
-def _quiescent(s: PState, x: z3.ExprRef) -> z3.BoolRef:
-    """properties.quiescent: no thread inside update_serialization()/serializer() for x."""
-    return z3.And(
-        forall(Updater, lambda u: z3.Not(z3.And(z3.Not(at(s, "updater", u, "idle")), z3.Or(s.all(u), s.inn(u, x))))),
-        forall(Lookup, lambda l: z3.Not(z3.And(z3.Not(at(s, "lookup", l, "idle")), s.ag(l) == x))))
-
-
 def p1_holds(s: PState) -> z3.BoolRef:
-    """properties.mirrors (digest §4 P1)."""
-    return forall(Agent, lambda x: z3.Implies(z3.And(_quiescent(s, x), s.ex(x)), s.en(x) == enabled(s, x)))
+    """P1 as the definition states it (spec.programs `_claims`), read any size."""
+    from ..variants import VARIANTS
 
-
-def p2_ok(v: Variant, s: PState, t: z3.ExprRef, a: z3.ExprRef) -> z3.BoolRef:
-    """properties.creation_ok at a serializer_insert of lookup t on agent a (digest §4 P2)."""
-    should = s.flag() if v.global_flag else s.sh(t)
-    no_writer = forall(Updater, lambda u: z3.Not(s.uw(u)))
-    return z3.Implies(z3.Not(s.ex(a)), z3.And(should == enabled(s, a), no_writer))
+    claim = definition(VARIANTS["final"]).claims["serializer-mirrors-refcount"]
+    assert claim.expr is not None
+    return READING.closed(claim.expr, s.fns)
 
 
 def implies_p1(inv: Sequence[Conjunct], timeout: float) -> Check:
@@ -120,16 +111,26 @@ def implies_p1(inv: Sequence[Conjunct], timeout: float) -> Check:
 
 
 def implies_p2(v: Variant, acts: list[PAction], inv: Sequence[Conjunct], timeout: float) -> Check:
-    pa = next(x for x in acts if x.kind == "serializer_insert")
+    return implies_step(acts, inv, "creation-consistent", timeout)
 
-    def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
-        S = fresh_state("imp")
-        p = action_params("imp", pa, b)
-        f = pa.fire(S, p)
-        return ([conj(S, inv), f.enabled(), *f.side, z3.Not(p2_ok(v, S, p.t, p.a))] + (b.closure(S) if b else []),
-                lambda m: step_cti(m, S, f.post, pa, p, "an insert the invariant allows that breaks P2"))
 
-    return run_check("implies-property", build, fragment_of(inv), timeout)
+def implies_step(acts: list[PAction], inv: Sequence[Conjunct], claim: str, timeout: float) -> Check:
+    """Inv ∧ (some step listing a condition for `claim` is enabled) ⇒ that condition: one query
+    per such action, the conditions read off the definition (its `checks`)."""
+    watched = [pa for pa in acts if any(c == claim for c, _, _ in pa.defn.checks)]
+    checks = []
+    for pa in watched:
+        def build(b: Bounded | None, pa: PAction = pa) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
+            S = fresh_state("imp")
+            p = action_params("imp", pa, b)
+            f = pa.fire(S, p)
+            return ([conj(S, inv), f.enabled(), *f.side, z3.Not(f.claim(claim))] + (b.closure(S) if b else []),
+                    lambda m: step_cti(m, S, f.post, pa, p, f"a step {pa.name} the invariant allows that breaks {claim}"))
+
+        checks.append(run_check("implies-property", build, fragment_of(inv), timeout))
+    assert checks, f"no step lists a condition for {claim}"
+    failing = [c for c in checks if c.status != "valid"]
+    return failing[0] if failing else checks[0]
 
 
 def lock_graph(acts: list[PAction]) -> Check:
@@ -279,6 +280,8 @@ def prove_pair(variant: str, prop: str, timeout: float = 20.0,
             checks.append(implies_p1(inv, timeout))
         elif prop == "creation-consistent":
             checks.append(implies_p2(v, acts, inv, timeout))
+        elif prop == "lock-discipline":
+            checks.append(implies_step(acts, inv, prop, timeout))
         else:
             checks.append(lock_graph(acts))
             checks += deadlock_checks(acts, inv, timeout)
@@ -372,7 +375,7 @@ def _lifecycle_prove(variant: str, prop: str, timeout: float, progress: Callable
 def _by_cost(tasks: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     """Longest first, so two workers finish together (P1 proofs have the most conjuncts; the
     lifecycle P3/P9 invariants are the largest of the lifecycle)."""
-    rank = {"serializer-mirrors-refcount": 0, "lock-order-acyclic": 1, "creation-consistent": 2}
+    rank = {"serializer-mirrors-refcount": 0, "lock-order-acyclic": 1, "creation-consistent": 2, "lock-discipline": 3}
     lrank = {"refcount-balanced": 0, "no-unserialized-dispatch-while-enabled": 0}
 
     def key(t: tuple[str, str, str]) -> tuple[int, int, int]:

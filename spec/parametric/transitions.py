@@ -38,6 +38,7 @@ class Fired:
     guards: list[tuple[str, z3.BoolRef]]
     side: list[z3.BoolRef]  # constraints on the parameters (asserted with the step)
     post: PState
+    claim: Callable[[str], z3.BoolRef] = lambda name: T  # the step's conditions for a claim
 
     def enabled(self) -> z3.BoolRef:
         return z3.And(*[g for _, g in self.guards]) if self.guards else T
@@ -65,7 +66,7 @@ class PAction:
             elif isinstance(prm, Var):
                 env[prm.name] = p.a
         f = READING.fire(act, s.fns, env)
-        return Fired(f.guards, f.side, PState(f.post))
+        return Fired(f.guards, f.side, PState(f.post), f.claim)
 
 
 def _labels(e: Expr | None) -> tuple[str, ...]:
