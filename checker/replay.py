@@ -8,6 +8,7 @@ generic model code and then reused (states are interned as tuples). The memo is 
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import BinaryIO, Callable
@@ -469,7 +470,20 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
         return True
 
     last_line = 0  # line of the last event or marker (a local: the fast path stays lean)
-    for n, text, err, nl in read_lines(stream):
+    lines = read_lines(stream)
+    ahead: list[tuple[int, str | None, object, bool]] = []
+    for item in lines:  # the first line that is not blank or a comment says which format
+        ahead.append(item)
+        if item[2] is None and item[1] is not None and item[1].strip() and not item[1].lstrip().startswith("#"):
+            if item[1].split()[:2] == ["spmcheck-trace", "v2"]:
+                from .openworld_check import check_lines
+
+                res = check_lines(lines, name, (item[0], item[1]))
+                if on_edges is not None:
+                    on_edges(list(res.lock_edges))
+                return res
+            break
+    for n, text, err, nl in itertools.chain(ahead, lines):  # type: ignore[assignment]
         if err is not None:
             if run.n_problems >= MAX_BAD_LINES:
                 run.stopped(n)

@@ -1,0 +1,442 @@
+"""Trace format v2: replay a log with opaque ids through the open-world reading of the definition.
+
+No sizes are declared: thread ids are any token (an OS tid), a thread's role follows from the
+first call it makes, agents are the ids the events name, agent sets may be written in any order,
+and any integer parses (an impossible value is a divergence naming the check it fails). The
+event kinds and keys are the definition's (`spec.lang.openworld`), so a new action needs no
+grammar rule. Sequence-number, header, marker and verdict rules are v1's (traces/FORMAT.md).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+from lark import Lark, UnexpectedInput
+
+from spec.lang.openworld import OAction, OpenWorld, World, render
+from spec.lang.syntax import SortDom, Var
+from spec.programs import definition
+from spec.variants import VARIANTS
+
+from .lockgraph import LockGraph
+from .results import Evidence, FileResult, Problem, Verdict
+
+MAX_PROBLEMS = 20
+MAX_DIGITS = 20
+DEADLOCK = "lock-order-acyclic"
+MODELS = ("core",)
+_INT = re.compile(r"-?[0-9]+\Z")
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    return Lark((Path(__file__).with_name("trace_v2.lark")).read_text(), parser="lalr")
+
+
+@lru_cache(maxsize=None)
+def reading(model: str, variant: str) -> OpenWorld:
+    """The open-world reading of one variant's definition (compiled once per process)."""
+    assert model == "core"
+    return OpenWorld(definition(VARIANTS[variant]))
+
+
+@dataclass
+class _Line:
+    seq: int
+    thread: str
+    kind: str
+    keys: dict[str, str]
+    cols: dict[str, int]  # key -> column of its value (1-based)
+
+
+class V2SyntaxError(Exception):
+    def __init__(self, code: str, col: int, message: str) -> None:
+        super().__init__(message)
+        self.code, self.col, self.message = code, col, message
+
+
+def _norm(v: str) -> str:
+    """Integers compare by value (`-01` is `-1`); names as written."""
+    if _INT.match(v) and len(v) <= 4000:
+        return str(int(v))
+    return v
+
+
+def parse_fast(text: str) -> _Line | None:
+    """`<seq> <thread> <kind> key=value ...` by str.split; None when the line needs the grammar."""
+    parts = text.split()
+    if len(parts) < 3 or not parts[0].isdigit() or len(parts[0]) > MAX_DIGITS:
+        return None
+    keys: dict[str, str] = {}
+    cols: dict[str, int] = {}
+    pos = text.find(parts[2]) + len(parts[2])
+    for p in parts[3:]:
+        k, eq, v = p.partition("=")
+        if not eq or not k or not v or k in keys or not k.isidentifier():
+            return None
+        pos = text.find(p, pos)
+        cols[k] = pos + len(k) + 2
+        pos += len(p)
+        keys[k] = _norm(v)
+    return _Line(int(parts[0]), parts[1], parts[2], keys, cols)
+
+
+def syntax_error(text: str) -> V2SyntaxError:
+    """Why the grammar rejects a line (only called for lines the fast path could not take)."""
+    for i, ch in enumerate(text):
+        if ord(ch) < 32 and ch != "\t":
+            return V2SyntaxError("TRC016", i + 1, f"binary data: control character {ch!r}")
+    m = re.match(r"[0-9]+", text)
+    if m and len(m.group()) > MAX_DIGITS:
+        return V2SyntaxError("TRC017", 1, f"sequence number of {len(m.group())} digits (at most {MAX_DIGITS})")
+    try:
+        _lark().parse(text)
+    except UnexpectedInput as e:
+        col = getattr(e, "column", 1) or 1
+        exp = sorted(getattr(e, "expected", None) or getattr(e, "allowed", None) or ())
+        return V2SyntaxError("TRC005", col, "syntax error" + (f"; expected {', '.join(exp)}" if exp else ""))
+    words = text.split()
+    if len(words) >= 3:
+        seen: set[str] = set()
+        for w in words[3:]:
+            k = w.partition("=")[0]
+            if k in seen:
+                return V2SyntaxError("TRC005", text.find(w) + 1, f"key {k!r} given twice")
+            seen.add(k)
+    return V2SyntaxError("TRC005", 1, "syntax error")
+
+
+@dataclass
+class Header2:
+    model: str
+    variant: str
+    meta: dict[str, str]
+    line: int
+
+
+def parse_header(text: str, n: int) -> tuple[Header2 | None, Problem | None]:
+    words = text.split()
+    if words[:2] != ["spmcheck-trace", "v2"]:
+        return None, Problem("TRC004", n, 1, "not a v2 header")
+    meta: dict[str, str] = {}
+    for w in words[2:]:
+        k, eq, v = w.partition("=")
+        if not eq or not k or not v:
+            return None, Problem("TRC005", n, text.find(w) + 1, f"expected key=value, got {w!r}")
+        meta[k] = v
+    model = meta.get("model", "core")
+    if model not in MODELS:
+        return None, Problem("TRC015", n, text.find("model=") + 1,
+                             f"model={model!r} is not readable as v2 yet (known: {', '.join(MODELS)})")
+    variant = meta.get("variant")
+    if variant is None:
+        return None, Problem("TRC015", n, 1, "the v2 header needs variant=<name>")
+    if variant not in VARIANTS:
+        return None, Problem("TRC015", n, text.find("variant=") + 9,
+                             f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+    return Header2(model, variant, meta, n), None
+
+
+class Replay:
+    """The open-world state of one run and the step function over events."""
+
+    def __init__(self, ow: OpenWorld) -> None:
+        self.ow = ow
+        self.w = World(ow.proto)
+        self.last: dict[str, tuple[int, str]] = {}  # thread -> (line, text) of its last event
+        self.graph = LockGraph()
+        self.edges: set[tuple[str, str]] = set()
+
+    def step(self, ev: _Line, n: int, text: str, name: str) -> tuple[Verdict, str, str, str, int] | None:
+        """Apply one event; on failure (verdict, code, property, message, column)."""
+        ow, w = self.ow, self.w
+        t = ev.thread
+        role = w.role.get(t)
+        if ev.kind not in ow.kinds:
+            return (Verdict.DIVERGED, "CHK204", "", f"no action of the model has event kind {ev.kind!r}", 1)
+        if role is None:
+            roles = ow.begins.get(ev.kind, [])
+            if not roles:
+                return (Verdict.DIVERGED, "CHK203", "", f"{t} is a new thread, and '{ev.kind}' does not begin "
+                        f"a call (a thread's first event is one of: {', '.join(sorted(ow.begins))})", 1)
+            role = roles[0]
+            w.role[t] = role
+        pc = ow.pc_of(w, role, t)
+        cands = ow.by.get((role, pc, ev.kind), [])
+        if not cands:
+            could = sorted({a.kind for a in ow.actions if a.role == role and a.at == pc})
+            return (Verdict.DIVERGED, "CHK203", "", f"{t} is at '{pc}' and cannot do '{ev.kind}' here; "
+                    f"it could do: {', '.join(could)}", 1)
+        known = ow.static_keys.get(ev.kind, set()) | ow.observed_keys.get(ev.kind, set())
+        for k in ev.keys:
+            if k not in known:
+                return (Verdict.DIVERGED, "CHK205", "", f"'{ev.kind}' reports no key {k!r} "
+                        f"(its keys: {', '.join(sorted(known))})", ev.cols.get(k, 1))
+        failure: tuple[Verdict, str, str, str, int] | None = None
+        for a, env in self._instances(cands, ev, t):
+            if not all(f(w, env) for _, f in a.select):
+                continue
+            for lab, g in a.guard:
+                if not g(w, env):
+                    failure = failure or (Verdict.DIVERGED, "CHK201", "", f"guard failed: {_fmt(lab, env)}", 1)
+                    break
+            else:
+                bad = self._observed(a, ev, env)
+                if bad is not None:
+                    failure = failure or bad
+                    continue
+                for claim, why, chk in a.checks:
+                    if not chk(w, env):
+                        return (Verdict.VIOLATED, "CHK101", claim, f"{claim} fails at this step: {_fmt(why, env)}", 1)
+                cyc = self._edges(a, env, t, n, name)
+                ow.fire(w, a, env, t)
+                self.last[t] = (n, text)
+                for pname, summary, inv in ow.invariants:
+                    if not inv(w, {}):
+                        x = ow.witness(w, pname)
+                        at = f" (fails for {x})" if x is not None else ""
+                        return (Verdict.VIOLATED, "CHK101", pname, f"{pname} fails{at}: {summary}", 1)
+                if cyc:
+                    return (Verdict.VIOLATED, "CHK102", DEADLOCK, f"lock-order cycle (potential deadlock): {cyc}", 1)
+                return None
+        if failure is None:
+            want = sorted(k for k, _ in cands[0].static)
+            got = " ".join(f"{k}={ev.keys[k]}" for k in want if k in ev.keys)
+            failure = (Verdict.DIVERGED, "CHK203", "", f"{t} is at '{pc}': no '{ev.kind}' step takes "
+                       f"{got or 'these keys'} here (keys that select it: {', '.join(want)})", 1)
+        return failure
+
+    def _instances(self, cands: list[OAction], ev: _Line, t: str) -> Iterator[tuple[OAction, dict[str, Any]]]:
+        """Each candidate action with its parameters bound: from the event's static keys, and a
+        parameter the keys do not name (the agent of a lookup's lock step) from the thread's own
+        state: the elements its element-valued functions hold (`ag(t)`) and the rows kept for it
+        (`lk_serializer_w(t, *)`); the selectors then pick the one the thread is working on."""
+        for a in cands:
+            env: dict[str, Any] = {a.defn.thread.name: t}
+            if not self.ow.bind(a, ev.keys, env):
+                continue
+            free = [p for p in a.defn.params if isinstance(p, Var) and p.name not in env]
+            if not free:
+                yield a, env
+                continue
+            opts = self._held_elements(t)
+            for x in opts:
+                yield a, {**env, **{p.name: x for p in free}}
+
+    def _held_elements(self, t: str) -> list[Any]:
+        out: dict[Any, None] = {}
+        for f in self.ow.proto.funcs:
+            tab = self.w.t[f.name]
+            if isinstance(f.dom, SortDom) and tab.arity == 1:
+                v = tab.get((t,))
+                if v is not None:
+                    out[v] = None
+            elif tab.arity == 2:
+                r = tab.rows.get((t,))
+                if r is not None:
+                    out.update(dict.fromkeys(r[1]))
+        return list(out)
+
+    def _observed(self, a: OAction, ev: _Line, env: dict[str, Any]) -> tuple[Verdict, str, str, str, int] | None:
+        for k, f in a.observe:
+            want = render(f(self.w, env))
+            got = ev.keys.get(k)
+            if got is None:
+                return (Verdict.MALFORMED, "TRC005", "", f"'{ev.kind}' must report {k}=", 1)
+            if got != want:
+                return (Verdict.DIVERGED, "CHK202", "", f"observed {k}={got}, the model computes {k}={want} "
+                        f"(an impossible value is a divergence: {_what(a, k)})", ev.cols.get(k, 1))
+        return None
+
+    def _edges(self, a: OAction, env: dict[str, Any], t: str, n: int, name: str) -> str:
+        """Lock-order edges: every lock class the thread holds -> the class this step acquires;
+        the cycle an edge closes, if any."""
+        if a.kind != "lock_acquire":
+            return ""
+        acquired = None
+        for up in a.defn.updates:
+            if isinstance(up, tuple) and up[0].func.lock is not None:
+                acquired = up[0].func.lock[0]
+        if acquired is None:
+            return ""
+        for f in self.ow.proto.funcs:
+            if f.lock is None:
+                continue
+            tab = self.w.t[f.name]
+            if tab.arity == 1:
+                held = bool(tab.get((t,)))
+            else:
+                r = tab.rows.get((t,))
+                held = r is not None and (bool(r[0]) or any(r[1].values()))
+            if held:
+                e = (f.lock[0], acquired)
+                if e not in self.edges:
+                    self.edges.add(e)
+                    cyc = self.graph.add(e[0], e[1], n, name)
+                    if cyc:
+                        return " -> ".join([c[0] for c in cyc] + [cyc[0][0]])
+        return ""
+
+    def inside(self) -> list[tuple[str, str]]:
+        """Threads not idle: (thread, label)."""
+        return [(t, self.ow.pc_of(self.w, r, t)) for t, r in self.w.role.items()
+                if self.ow.pc_of(self.w, r, t) != "idle"]
+
+    def can_move(self, t: str) -> bool:
+        """Some step of t's role at its label is enabled, for some agent among those named (or an
+        unnamed one)."""
+        ow, w = self.ow, self.w
+        role = w.role[t]
+        pc = ow.pc_of(w, role, t)
+        agents = {k for tab in w.t.values() for args, _ in tab.items() for k in args} | {"<unnamed>"}
+        for a in ow.actions:
+            if a.role != role or a.at != pc:
+                continue
+            params = [p for p in a.defn.params if hasattr(p, "sort")]
+            choices: list[dict[str, Any]] = [{}]
+            for p in params:
+                choices = [{**c, p.name: x} for c in choices for x in agents]
+            for c in choices:
+                env = {a.defn.thread.name: t, **dict(a.defn.consts), **c}
+                try:
+                    if all(f(w, env) for _, f in a.select) and all(g(w, env) for _, g in a.guard):
+                        return True
+                except (KeyError, TypeError):
+                    continue
+        return False
+
+
+def _fmt(label: str, env: dict[str, Any]) -> str:
+    try:
+        return label.format(**{k: render(v) if not isinstance(v, frozenset) else ",".join(sorted(v))
+                               for k, v in env.items()})
+    except (KeyError, IndexError):
+        return label
+
+
+def _what(a: OAction, key: str) -> str:
+    return f"{a.role} step '{a.at}' ({a.defn.source.split(';')[0]})"
+
+
+def check_lines(lines: Iterator[tuple[int, str | None, Any, bool]], name: str,
+                first: tuple[int, str]) -> FileResult:
+    """Check a v2 log whose header line is `first`; `lines` yields the rest (read_lines' tuples)."""
+    problems: list[Problem] = []
+    n_problems = 0
+
+    def problem(p: Problem) -> None:
+        nonlocal n_problems
+        n_problems += 1
+        if len(problems) < MAX_PROBLEMS:
+            problems.append(p)
+
+    h, bad = parse_header(first[1], first[0])
+    if bad is not None:
+        problem(bad)
+    rp = Replay(reading(h.model, h.variant)) if h is not None else None
+    replaying = rp is not None
+    expect, last_seq, events, ended, last_line = -1, -1, 0, 0, first[0]
+    stop: tuple[int, Verdict, str, str, str, int, tuple[Evidence, ...]] | None = None
+    gap: tuple[int, str] | None = None
+    for n, text, err, nl in lines:
+        if err is not None:
+            problem(Problem(err.code, err.line, err.col, err.message))
+            replaying = False
+            continue
+        assert text is not None
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        ev = parse_fast(text) if text == stripped else None
+        if ev is None:
+            words = text.split()
+            if len(words) == 2 and words[1] == "run_end" and words[0].isdigit() and len(words[0]) <= MAX_DIGITS:
+                seq = int(words[0])
+                if ended:
+                    problem(Problem("TRC020", n, 1, f"a second run_end after the run_end marker of line {ended}"))
+                    continue
+                if last_seq >= 0 and seq != last_seq + 1:
+                    problem(Problem("TRC013" if seq > last_seq else "TRC012", n, 1,
+                                    f"run_end sequence number {seq} after {last_seq}"))
+                ended, last_line, last_seq = n, n, seq
+                continue
+            if words and words[0] == "spmcheck-trace":
+                problem(Problem("TRC014", n, 1, "repeated header"))
+                continue
+            e = syntax_error(text)
+            problem(Problem(e.code if nl or e.code != "TRC005" else "TRC008", n, e.col,
+                            e.message if nl else f"truncated last line (no newline): {e.message}"))
+            replaying = False
+            continue
+        if ended:
+            problem(Problem("TRC020", n, 1, f"an event after the run_end marker of line {ended}"))
+            replaying = False
+            continue
+        if last_seq >= 0 and ev.seq == last_seq:
+            problem(Problem("TRC011", n, 1, f"repeated sequence number {ev.seq}"))
+            replaying = False
+            continue
+        if last_seq >= 0 and ev.seq < last_seq:
+            problem(Problem("TRC012", n, 1, f"sequence number {ev.seq} after {last_seq}"))
+            replaying = False
+            last_seq = ev.seq
+            continue
+        if expect == -1 and ev.seq in (0, 1):
+            expect = ev.seq
+        if ev.seq != expect:
+            if gap is None and replaying:
+                gap = (n, f"gap in sequence numbers: {max(expect, 1)}..{ev.seq - 1} missing before this line")
+            replaying = False
+        last_seq, expect, last_line = ev.seq, ev.seq + 1, n
+        if not replaying or rp is None:
+            continue
+        events += 1
+        f = rp.step(ev, n, text, name)
+        if f is not None:
+            verdict, code, prop, msg, col = f
+            if verdict is Verdict.MALFORMED:
+                problem(Problem(code, n, col, msg))
+            else:
+                prev = rp.last.get(ev.thread)
+                evid = ((Evidence(prev[0], prev[1], f"{ev.thread}'s previous event"),) if prev else ()) + \
+                    (Evidence(n, text, "this event"),)
+                if not nl:
+                    problem(Problem("TRC008", n, col, f"truncated last line (no newline) that does not replay "
+                                    f"as written: {verdict.value} ({code}: {msg})"))
+                stop = (n, verdict, code, prop, msg, col, evid)
+            replaying = False
+            continue
+    edges = tuple((a, b, int(d["line"])) for a, b, d in rp.graph.g.edges(data=True)) if rp else ()
+    partial = f"{events} events replayed" if events else ""
+    if problems:
+        p = problems[0]
+        return FileResult(name, Verdict.MALFORMED, events, p.line, p.col, "", p.code, p.message, (),
+                          tuple(problems), n_problems - len(problems), partial, edges)
+    if stop is not None:
+        ln, verdict, code, prop, msg, col, evid = stop
+        return FileResult(name, verdict, events, ln, col, prop, code, msg, evid, (), 0, "", edges)
+    if gap is not None:
+        return FileResult(name, Verdict.INCONCLUSIVE, events, gap[0], 1, "", "TRC013", gap[1], (), (), 0, "", edges)
+    assert h is not None and rp is not None
+    if not ended and h.meta.get("end_marker") == "1":
+        return FileResult(name, Verdict.INCONCLUSIVE, events, last_line, 1, "", "CHK302",
+                          "run did not finish: no run_end line, though the header (end_marker=1) promises one",
+                          (), (), 0, "", edges)
+    if events == 0:
+        return FileResult(name, Verdict.INCONCLUSIVE, 0, h.line, 1, "", "CHK303",
+                          "no events: the trace is a header alone, which is almost always a broken capture",
+                          (), (), 0, "", edges)
+    note = "" if ended else "no run_end marker (no end_marker=1 in the header): whether the run finished is not known"
+    inside = rp.inside()
+    if inside:
+        where = ", ".join(f"{t} at '{pc}'" for t, pc in inside)
+        if not any(rp.can_move(t) for t, _ in inside):
+            return FileResult(name, Verdict.VIOLATED, events, last_line, 1, DEADLOCK, "CHK103",
+                              f"deadlock: every thread inside an operation is blocked ({where})", (), (), 0, "",
+                              edges, note=note)
+        return FileResult(name, Verdict.INCONCLUSIVE, events, last_line, 1, "", "CHK301",
+                          f"log ends while threads are inside an operation: {where}", (), (), 0, "", edges, note=note)
+    return FileResult(name, Verdict.ACCEPTED, events, 0, 1, "", "", "", (), (), 0, "", edges, note=note)

@@ -1,0 +1,626 @@
+"""The open-world reading: no sizes; a sort's elements are the ids that have appeared.
+
+Used by the trace checker for format v2 (opaque thread ids, agents named by the trace, no header
+sizes). It reads the same definition as the fixed-size and any-size readings and restates
+nothing: each expression is compiled once into a Python closure; actions are instantiated from
+the event that fires them.
+
+State is kept *relative to an unnamed element*. A function of arity n is a table of rows (one per
+prefix of its first n-1 arguments), each with a default value (what every element not listed
+has) and the cells that differ from it; a function never written is its initial value everywhere.
+An `Every` update writes a row's default from one representative unnamed element (`Fresh`) and
+the cells of the elements that can differ. All elements the trace never named are alike (nothing
+the protocol does can tell them apart), so one representative stands for all of them.
+
+Quantifiers do not range over every named element: `forall x. body` is `body(fresh)` and `body`
+at the elements where it can differ from `body(fresh)`. Those are found from the rows' cells at
+the positions where `x` occurs (the support), narrowed through conjunctions and disjunctions: in
+`forall u. not (pc(u) != idle and ...)` only threads whose pc differs from its default (threads
+inside a call) are visited, however many threads the run has. That is what keeps the cost per
+event independent of the size of the system.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping
+
+from .syntax import (
+    Action,
+    App,
+    BoolDom,
+    BoolParam,
+    EnumDom,
+    Every,
+    Expr,
+    Func,
+    IntDom,
+    IsAll,
+    Lit,
+    Member,
+    Op,
+    Protocol,
+    Quant,
+    ScopeParam,
+    Sort,
+    SortDom,
+    Var,
+    lift,
+)
+
+
+class Fresh:
+    """A representative of the elements of a sort the trace has not named (one per quantifier
+    depth, so two nested quantifiers over one sort can pick two different unnamed elements)."""
+
+    __slots__ = ("sort", "depth")
+
+    def __init__(self, sort: str, depth: int) -> None:
+        self.sort, self.depth = sort, depth
+
+    def __repr__(self) -> str:
+        return f"<an unnamed {self.sort}>"
+
+
+NO_ELEMENT = None  # the initial value of an element-valued function (no element yet)
+
+
+class Table:
+    """One state function: rows keyed by argument prefix, each [default, {last arg: value}]."""
+
+    __slots__ = ("func", "init", "arity", "rows", "val")
+
+    def __init__(self, f: Func) -> None:
+        self.func = f
+        self.init = _init(f)
+        self.arity = len(f.args)
+        self.rows: dict[tuple, list] = {}  # type: ignore[type-arg]
+        self.val: Any = self.init
+
+    def get(self, args: tuple) -> Any:  # type: ignore[type-arg]
+        if not self.arity:
+            return self.val
+        r = self.rows.get(args[:-1])
+        return self.init if r is None else r[1].get(args[-1], r[0])
+
+    def set(self, args: tuple, v: Any) -> None:  # type: ignore[type-arg]
+        if not self.arity:
+            self.val = v
+            return
+        p, k = args[:-1], args[-1]
+        r = self.rows.get(p)
+        if r is None:
+            if v == self.init:
+                return
+            r = self.rows[p] = [self.init, {}]
+        if v == r[0]:
+            r[1].pop(k, None)
+            if not r[1] and r[0] == self.init:
+                del self.rows[p]
+        else:
+            r[1][k] = v
+
+    def set_row(self, p: tuple, default: Any, cells: Mapping[Any, Any]) -> None:  # type: ignore[type-arg]
+        kept = {k: v for k, v in cells.items() if v != default}
+        if default == self.init and not kept:
+            self.rows.pop(p, None)
+        else:
+            self.rows[p] = [default, kept]
+
+    def support(self, pos: int, prefix: tuple | None) -> Iterable[Any]:  # type: ignore[type-arg]
+        """Elements at argument `pos` whose value can differ from the unnamed one's."""
+        if pos == self.arity - 1 and prefix is not None:
+            r = self.rows.get(prefix)
+            return () if r is None else r[1].keys()
+        return {p[pos] for p in self.rows} if pos < self.arity - 1 else \
+            {k for r in self.rows.values() for k in r[1]}
+
+    def items(self) -> Iterable[tuple[tuple, Any]]:  # type: ignore[type-arg]
+        """Every named cell (for reports): (arguments, value)."""
+        if not self.arity:
+            yield (), self.val
+            return
+        for p, (_, cells) in self.rows.items():
+            for k, v in cells.items():
+                yield p + (k,), v
+
+
+def _init(f: Func) -> Any:
+    d = f.dom
+    if isinstance(d, SortDom):
+        return NO_ELEMENT
+    if isinstance(d, BoolDom):
+        return bool(f.init)
+    if isinstance(d, IntDom):
+        return int(f.init)
+    return str(f.init)
+
+
+class World:
+    """The state of one run: a table per function, and the role each thread id took."""
+
+    def __init__(self, proto: Protocol) -> None:
+        self.proto = proto
+        self.t: dict[str, Table] = {f.name: Table(f) for f in proto.funcs}
+        self.role: dict[Any, str] = {}  # element of a union sort (a thread) -> its leaf sort
+
+
+Env = dict[str, Any]
+Fn = Callable[[World, Env], Any]
+Cand = Callable[[World, Env], "set[Any] | None"]  # None: no narrowing known
+
+
+@dataclass
+class _Ctx:
+    """Compile-time context: quantifier depth per sort (for distinct fresh representatives)."""
+
+    depth: dict[str, int] = field(default_factory=dict)
+
+
+def _leaf_filter(sort: Sort) -> Callable[[World, Any], bool]:
+    names = {s.name for s in sort.leaves()}
+    if sort.parts or len(names) != 1:
+        return lambda w, e: True
+    name = sort.name
+
+    def ok(w: World, e: Any) -> bool:
+        r = w.role.get(e)
+        return r is None or r == name
+
+    return ok
+
+
+class Compiler:
+    """Expressions -> closures of (world, env); candidate sets for quantified variables."""
+
+    def __init__(self, proto: Protocol) -> None:
+        self.proto = proto
+
+    # ---- values -----------------------------------------------------------------------------
+    def value(self, e: Expr, hint: Any = None) -> Fn:
+        if isinstance(e, Lit):
+            v = e.value
+            return lambda w, env: v
+        if isinstance(e, Var):
+            n = e.name
+            return lambda w, env: env[n]
+        if isinstance(e, BoolParam):
+            n = e.name
+            return lambda w, env: bool(env[n])
+        if isinstance(e, IsAll):
+            n = e.scope.name
+            return lambda w, env: env[n] is None
+        if isinstance(e, Member):
+            n, x = e.scope.name, self.value(e.elem)
+            return lambda w, env: env[n] is not None and x(w, env) in env[n]
+        if isinstance(e, App):
+            return self._app(e)
+        if isinstance(e, Quant):
+            return self._quant(e)
+        assert isinstance(e, Op)
+        return self._op(e)
+
+    def _app(self, e: App) -> Fn:
+        name = e.func.name
+        args = [self.value(a) for a in e.args]
+        if not args:
+            return lambda w, env: w.t[name].val
+        if len(args) == 1:
+            a0 = args[0]
+
+            def one(w: World, env: Env) -> Any:
+                r = w.t[name].rows.get(())
+                return w.t[name].init if r is None else r[1].get(a0(w, env), r[0])
+
+            return one
+        if len(args) == 2:
+            a0, a1 = args
+
+            def two(w: World, env: Env) -> Any:
+                t = w.t[name]
+                r = t.rows.get((a0(w, env),))
+                return t.init if r is None else r[1].get(a1(w, env), r[0])
+
+            return two
+        return lambda w, env: w.t[name].get(tuple(a(w, env) for a in args))
+
+    def _op(self, e: Op) -> Fn:
+        o = e.op
+        xs = [self.value(a) for a in e.args]
+        if o == "and":
+            order = _cheap_first(e.args, xs)
+            return lambda w, env: all(x(w, env) for x in order)
+        if o == "or":
+            order = _cheap_first(e.args, xs)
+            return lambda w, env: any(x(w, env) for x in order)
+        if o == "not":
+            x = xs[0]
+            return lambda w, env: not x(w, env)
+        if o == "implies":
+            a, b = xs
+            return lambda w, env: (not a(w, env)) or b(w, env)
+        if o == "ite":
+            c, a, b = xs
+            return lambda w, env: a(w, env) if c(w, env) else b(w, env)
+        a, b = xs
+        if o == "eq":
+            return lambda w, env: a(w, env) == b(w, env)
+        if o == "ne":
+            return lambda w, env: a(w, env) != b(w, env)
+        if o == "add":
+            return lambda w, env: a(w, env) + b(w, env)
+        if o == "sub":
+            return lambda w, env: a(w, env) - b(w, env)
+        if o == "lt":
+            return lambda w, env: a(w, env) < b(w, env)
+        if o == "le":
+            return lambda w, env: a(w, env) <= b(w, env)
+        if o == "gt":
+            return lambda w, env: a(w, env) > b(w, env)
+        if o == "ge":
+            return lambda w, env: a(w, env) >= b(w, env)
+        raise ValueError(f"unknown operator {o}")
+
+    def _quant(self, e: Quant) -> Fn:
+        var = e.var
+        body = self.value(e.body)
+        cand = self.candidates(e.body, var)
+        leafok = _leaf_filter(var.sort)
+        fresh = Fresh(var.sort.name, id(e))  # one representative per quantifier node
+        n = var.name
+        forall = e.kind == "forall"
+
+        def q(w: World, env: Env) -> bool:
+            inner = dict(env)
+            inner[n] = fresh
+            if body(w, inner) != forall:
+                return not forall
+            for c in cand(w, env) or ():
+                if not leafok(w, c):
+                    continue
+                inner[n] = c
+                if body(w, inner) != forall:
+                    return not forall
+            return forall
+
+        return q
+
+    # ---- candidate sets ---------------------------------------------------------------------
+    def candidates(self, e: Expr, x: Var) -> Callable[[World, Env], set[Any]]:
+        """A superset of the elements c where e[x := c] can differ from e[x := unnamed]: the
+        narrowed support, plus every element bound around the quantifier (x == a can hold only
+        at a's value; a bound element of another sort is just one more element to try)."""
+        fn = self._cand(e, x)
+
+        def out(w: World, env: Env) -> set[Any]:
+            s = set(fn(w, env) or ())
+            s.update(v for v in env.values() if isinstance(v, (str, int)) and not isinstance(v, bool))
+            return s
+
+        return out
+
+    def _cand(self, e: Expr, x: Var) -> Cand:
+        if not _mentions(e, x):
+            return lambda w, env: set()
+        if isinstance(e, Op) and e.op in ("and", "or"):
+            parts = [(self.value(a), self._cand(a, x)) for a in e.args if _mentions(a, x)]
+            absorbing = e.op == "and"  # a conjunct false for the unnamed element narrows
+            fresh = Fresh(x.sort.name, -1)
+            n = x.name
+
+            def narrowed(w: World, env: Env) -> set[Any] | None:
+                inner = dict(env)
+                inner[n] = fresh
+                best: set[Any] | None = None
+                union: set[Any] = set()
+                for val, c in parts:
+                    cs = c(w, env)
+                    if (not val(w, inner)) == absorbing:
+                        # this part has the absorbing value at the unnamed element: only where it
+                        # differs can the whole differ
+                        if cs is not None and (best is None or len(cs) < len(best)):
+                            best = cs
+                    if cs is None:
+                        union = None  # type: ignore[assignment]
+                    elif union is not None:
+                        union |= cs
+                return best if best is not None else union
+
+            return narrowed
+        if isinstance(e, Op) and e.op == "not":
+            return self._cand(e.args[0], x)
+        if isinstance(e, Op) and e.op == "implies":
+            from .syntax import Not, Or
+
+            return self._cand(Or(Not(e.args[0]), e.args[1]), x)
+        if isinstance(e, Member) and isinstance(e.elem, Var) and e.elem.name == x.name:
+            n = e.scope.name
+            return lambda w, env: set(env[n] or ())
+        return self._support(e, x)
+
+    def _support(self, e: Expr, x: Var) -> Cand:
+        """The union, over applications with x among their arguments, of their support; plus
+        the values of element-valued applications x is compared with."""
+        getters: list[Cand] = []
+        for app in _apps(e):
+            for pos, a in enumerate(app.args):
+                if isinstance(a, Var) and a.name == x.name:
+                    getters.append(self._support_at(app, pos))
+            if isinstance(app.func.dom, SortDom) and app.func.dom.sort.contains(x.sort) or \
+                    isinstance(app.func.dom, SortDom) and x.sort.contains(app.func.dom.sort):
+                name = app.func.name
+                getters.append(lambda w, env, name=name: {v for _, v in w.t[name].items()})
+
+        def union(w: World, env: Env) -> set[Any]:
+            out: set[Any] = set()
+            for g in getters:
+                out |= g(w, env) or set()
+            return out
+
+        return union
+
+    def _support_at(self, app: App, pos: int) -> Cand:
+        name = app.func.name
+        n = len(app.args)
+        prefix = [self.value(a) if not _is_var_free_of(a) else None for a in app.args[:-1]]
+        if pos == n - 1 and all(p is not None for p in prefix):
+            pf = [p for p in prefix if p is not None]
+
+            def at_last(w: World, env: Env) -> set[Any]:
+                try:
+                    key = tuple(p(w, env) for p in pf)
+                except KeyError:  # a prefix variable not bound yet: take every row
+                    return set(w.t[name].support(pos, None))
+                return set(w.t[name].support(pos, key))
+
+            return at_last
+        return lambda w, env: set(w.t[name].support(pos, None))
+
+
+def _is_var_free_of(a: Expr) -> bool:
+    return False
+
+
+def _mentions(e: Expr, x: Var) -> bool:
+    if isinstance(e, Var):
+        return e.name == x.name
+    if isinstance(e, App):
+        return any(_mentions(a, x) for a in e.args)
+    if isinstance(e, Op):
+        return any(_mentions(a, x) for a in e.args)
+    if isinstance(e, Quant):
+        return e.var.name != x.name and _mentions(e.body, x)
+    if isinstance(e, Member):
+        return _mentions(e.elem, x)
+    return False
+
+
+def _apps(e: Expr) -> Iterable[App]:
+    if isinstance(e, App):
+        yield e
+        for a in e.args:
+            yield from _apps(a)
+    elif isinstance(e, Op):
+        for a in e.args:
+            yield from _apps(a)
+    elif isinstance(e, Quant):
+        yield from _apps(e.body)
+    elif isinstance(e, Member):
+        yield from _apps(e.elem)
+
+
+def _cost(e: Expr) -> int:
+    if isinstance(e, Quant):
+        return 100 + _cost(e.body)
+    if isinstance(e, Op):
+        return 1 + sum(_cost(a) for a in e.args)
+    if isinstance(e, App):
+        return 1 + sum(_cost(a) for a in e.args)
+    return 0
+
+
+def _cheap_first(args: tuple[Expr, ...], fns: list[Fn]) -> list[Fn]:
+    """Conjuncts/disjuncts without quantifiers first: the result is the same (no side effects),
+    and a cheap false conjunct spares a quantifier."""
+    return [f for _, _, f in sorted(((_cost(a), i, f) for i, (a, f) in enumerate(zip(args, fns))),
+                                    key=lambda t: (t[0], t[1]))]
+
+
+# ---- actions -----------------------------------------------------------------------------------
+
+
+@dataclass
+class OAction:
+    """One action of the definition, compiled for the open world."""
+
+    defn: Action
+    role: str
+    at: str
+    kind: str
+    static: list[tuple[str, Any]]  # (key, literal str | (regex, [param names]) | ScopeParam | BoolParam | Var)
+    select: list[tuple[str, Fn]]
+    guard: list[tuple[str, Fn]]
+    checks: list[tuple[str, str, Fn]]
+    observe: list[tuple[str, Fn]]
+    writes: list[Callable[[World, Env], list[tuple[Any, ...]]]]  # -> [(table, args, value)] / rows
+    goto: Fn | None
+    pc: str
+
+
+def _template(t: str) -> tuple[re.Pattern[str], list[str]] | None:
+    names = re.findall(r"\{(\w+)\}", t)
+    if not names:
+        return None
+    rx = re.escape(t)
+    for n in names:
+        rx = rx.replace(re.escape("{" + n + "}"), f"(?P<{n}>.+?)")
+    return re.compile(rx + r"\Z"), names
+
+
+class OpenWorld:
+    """A definition compiled for the open world: match an event to its action, fire it."""
+
+    def __init__(self, proto: Protocol) -> None:
+        self.proto = proto
+        c = self.c = Compiler(proto)
+        self.actions: list[OAction] = [self._action(a) for a in proto.actions]
+        self.by: dict[tuple[str, str, str], list[OAction]] = {}
+        for a in self.actions:
+            self.by.setdefault((a.role, a.at, a.kind), []).append(a)
+        self.begins: dict[str, list[str]] = {}  # event kind -> roles whose idle step it is
+        for a in self.actions:
+            if a.at == "idle" and a.role not in self.begins.get(a.kind, []):
+                self.begins.setdefault(a.kind, []).append(a.role)
+        self.kinds = {a.kind for a in self.actions}
+        self.invariants = [(name, cl.summary, c.value(cl.expr)) for name, cl in proto.claims.items()
+                           if cl.kind == "invariant" and cl.expr is not None]
+        self._witness = {name: self._witness_fn(cl.expr) for name, cl in proto.claims.items()
+                         if cl.kind == "invariant" and cl.expr is not None}
+        self.static_keys: dict[str, set[str]] = {}
+        self.observed_keys: dict[str, set[str]] = {}
+        for a in self.actions:
+            self.static_keys.setdefault(a.kind, set()).update(k for k, _ in a.static)
+            self.observed_keys.setdefault(a.kind, set()).update(k for k, _ in a.observe)
+
+    def _witness_fn(self, e: Expr) -> Callable[[World], Any]:
+        """For `forall x. body`: an element where body fails (None if none or not a forall)."""
+        if not (isinstance(e, Quant) and e.kind == "forall"):
+            return lambda w: None
+        body = self.c.value(e.body)
+        cand = self.c.candidates(e.body, e.var)
+        n = e.var.name
+
+        def find(w: World) -> Any:
+            for x in cand(w, {}):
+                if not body(w, {n: x}):
+                    return x
+            return None
+
+        return find
+
+    def witness(self, w: World, claim: str) -> Any:
+        """The element a failing invariant claim fails for (the agent of a P1 failure)."""
+        return self._witness[claim](w)
+
+    def _action(self, a: Action) -> OAction:
+        c = self.c
+        pc = self.proto.pc[a.role.name]
+        static: list[tuple[str, Any]] = []
+        for k, v in a.static:
+            if isinstance(v, str):
+                static.append((k, _template(v) or v))
+            else:
+                static.append((k, v))
+        writes = []
+        for up in a.updates:
+            writes.append(self._write(up))
+        goto = c.value(a.goto) if a.goto is not None else None
+        return OAction(a, a.role.name, a.at, a.kind, static,
+                       [(lab, c.value(x)) for lab, x in a.select],
+                       [(lab, c.value(x)) for lab, x in a.guard],
+                       [(name, why, c.value(x)) for name, why, x in a.checks],
+                       [(k, c.value(x)) for k, x in a.observe], writes, goto, pc.name)
+
+    def _write(self, up: Any) -> Callable[[World, Env], list[tuple[Any, ...]]]:
+        c = self.c
+        if isinstance(up, Every):
+            target, var = up.target, up.var
+            if not target.args or not isinstance(target.args[-1], Var) or target.args[-1].name != var.name:
+                raise NotImplementedError(f"{target.func.name}: an Every update must range over the last argument")
+            name = target.func.name
+            prefix = [c.value(a) for a in target.args[:-1]]
+            val = c.value(lift(up.value))
+            cand = c.candidates(lift(up.value), var)
+            fresh = Fresh(var.sort.name, -2)
+            n = var.name
+
+            def every(w: World, env: Env) -> list[tuple[Any, ...]]:
+                p = tuple(f(w, env) for f in prefix)
+                inner = dict(env)
+                inner[n] = fresh
+                default = val(w, inner)
+                t = w.t[name]
+                r = t.rows.get(p)
+                ks = set(cand(w, env)) | (set(r[1]) if r is not None else set())
+                cells = {}
+                for k in ks:
+                    inner[n] = k
+                    cells[k] = val(w, inner)
+                return [("row", t, p, default, cells)]
+
+            return every
+        target, value = up
+        name = target.func.name
+        args = [c.value(x) for x in target.args]
+        val = c.value(lift(value))
+        return lambda w, env: [("cell", w.t[name], tuple(f(w, env) for f in args), val(w, env))]
+
+    # ---- matching ---------------------------------------------------------------------------
+    def bind(self, a: OAction, keys: Mapping[str, str], env: Env) -> bool:
+        """Bind the action's parameters from the event's static keys; False if they do not fit."""
+        for k, spec in a.static:
+            got = keys.get(k)
+            if got is None:
+                return False
+            if isinstance(spec, str):
+                if got != spec:
+                    return False
+            elif isinstance(spec, tuple):
+                rx, names = spec
+                m = rx.match(got)
+                if m is None:
+                    return False
+                for n in names:
+                    if n in env and str(env[n]) != m.group(n):
+                        return False
+                    env.setdefault(n, m.group(n))
+            elif isinstance(spec, ScopeParam):
+                if got == "all":
+                    env[spec.name] = None
+                else:
+                    if not spec.sets:
+                        return False
+                    members = frozenset(got.split(","))
+                    if "" in members or len(members) != len(got.split(",")):
+                        return False
+                    env[spec.name] = members
+            elif isinstance(spec, BoolParam):
+                want = dict(a.defn.consts).get(spec.name)
+                if got not in ("0", "1") or (want is not None and bool(int(got)) != bool(want)):
+                    return False
+                env[spec.name] = bool(int(got))
+            elif isinstance(spec, Var):
+                if spec.name in env and env[spec.name] != got:
+                    return False
+                env[spec.name] = got
+        for k, v in a.defn.consts:
+            env.setdefault(k, v)
+        return True
+
+    def fire(self, w: World, a: OAction, env: Env, thread: Any) -> None:
+        """Apply `a`'s updates (all read the pre-state) and its goto."""
+        ops: list[tuple[Any, ...]] = []
+        for f in a.writes:
+            ops += f(w, env)
+        nxt = a.goto(w, env) if a.goto is not None else None
+        for op in ops:
+            if op[0] == "row":
+                _, t, p, d, cells = op
+                t.set_row(p, d, cells)
+            else:
+                _, t, args, v = op
+                t.set(args, v)
+        if nxt is not None:
+            w.t[a.pc].set((thread,), nxt)
+
+    def pc_of(self, w: World, role: str, thread: Any) -> str:
+        return w.t[self.proto.pc[role].name].get((thread,))  # type: ignore[no-any-return]
+
+
+def render(v: Any) -> str:
+    """A value as a trace writes it."""
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if v is None:
+        return "none"
+    return str(v)
