@@ -138,6 +138,21 @@ class Core:
         x = Var("x", self.agent)
         return Or(self.rc_all() > 0, Exists(x, self.rc(x) > 0))
 
+    # an updater between changing a count and applying the transitions it causes (issue 11 item 2:
+    # P1 is judged per agent wherever no update of that agent is mid-transition, so continuous
+    # lookups cannot hide a stale serializer); a lookup between creating an entry and enabling it
+    UPDATER_WINDOW = ("count", "release_refcount_early", "acq_map", "apply", "set_state", "release_serializer")
+    LOOKUP_WINDOW = ("acq_serializer", "enable")
+
+    def settled(self, a: Expr) -> Expr:
+        """No count change of agent a is waiting to be applied, and no entry for a is being
+        created: the points where P1 is determined for a."""
+        u, l = Var("u", self.updater), Var("l", self.lookup)
+        return And(Forall(u, Not(And(Or(*[self.upc(u) == lab for lab in self.UPDATER_WINDOW]),
+                                     Or(self.all(u), self.inn(u, a))))),
+                   Forall(l, Not(And(Or(*[self.lpc(l) == lab for lab in self.LOOKUP_WINDOW]),
+                                     self.ag(l) == a))))
+
     def quiescent(self, a: Expr) -> Expr:
         """No thread is inside update_serialization() (for a's agent set) or serializer() for a."""
         u, l = Var("u", self.updater), Var("l", self.lookup)
@@ -404,10 +419,11 @@ P1, P2 = "serializer-mirrors-refcount", "creation-consistent"
 def _claims(c: Core) -> None:
     """The core's named properties (digest §4); step claims' conditions sit on their actions."""
     x = Var("a", c.agent)
-    c.b.invariant(P1, "P1: when no thread is inside update_serialization()/serializer() for agent a, an "
-                  "existing entry for a is enabled iff refcount(a) > 0",
-                  "digest §4 P1; PR #11869/#11870; CBMC harness ref 69151498078 'P1'",
-                  Forall(x, Implies(And(c.quiescent(x), c.ex(x)), c.en(x) == c.enabled(x))))
+    c.b.invariant(P1, "P1: an existing entry for agent a is enabled iff refcount(a) > 0 whenever no count "
+                  "change of a is waiting to be applied and no entry for a is being created",
+                  "digest §4 P1; PR #11869/#11870; CBMC harness ref 69151498078 'P1'; issue 11 item 2 "
+                  "(judged per agent, not only when no thread at all is inside a call)",
+                  Forall(x, Implies(And(c.settled(x), c.ex(x)), c.en(x) == c.enabled(x))))
     c.b.step_claim(P2, "P2: an entry is created in the state the refcount gives at that moment, with no "
                    "refcount update in progress (atomic w.r.t. updates)",
                    "digest §4 P2; PR #11870 'created from a stale observation'")

@@ -21,9 +21,10 @@ event independent of the size of the system.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Collection, Iterable, Mapping
 
 from .syntax import (
     Action,
@@ -68,14 +69,16 @@ NO_ELEMENT = None  # the initial value of an element-valued function (no element
 class Table:
     """One state function: rows keyed by argument prefix, each [default, {last arg: value}]."""
 
-    __slots__ = ("func", "init", "arity", "rows", "val")
+    __slots__ = ("func", "name", "init", "arity", "rows", "val", "log")
 
-    def __init__(self, f: Func) -> None:
+    def __init__(self, f: Func, log: list[tuple[Any, ...]]) -> None:
         self.func = f
+        self.name = f.name
         self.init = _init(f)
         self.arity = len(f.args)
         self.rows: dict[tuple, list] = {}  # type: ignore[type-arg]
         self.val: Any = self.init
+        self.log = log  # what each write changed: cells (name, prefix, key), rows (name, prefix), supports
 
     def get(self, args: tuple) -> Any:  # type: ignore[type-arg]
         if not self.arity:
@@ -85,7 +88,9 @@ class Table:
 
     def set(self, args: tuple, v: Any) -> None:  # type: ignore[type-arg]
         if not self.arity:
-            self.val = v
+            if v != self.val:
+                self.val = v
+                self.log.append((self.name, (), None))
             return
         p, k = args[:-1], args[-1]
         r = self.rows.get(p)
@@ -93,21 +98,35 @@ class Table:
             if v == self.init:
                 return
             r = self.rows[p] = [self.init, {}]
+        cells = r[1]
         if v == r[0]:
-            r[1].pop(k, None)
-            if not r[1] and r[0] == self.init:
-                del self.rows[p]
-        else:
-            r[1][k] = v
+            if k in cells:
+                del cells[k]
+                self.log.append((self.name, p, k))
+                self.log.append(("#supp", self.name))
+                if not cells and r[0] == self.init:
+                    del self.rows[p]
+        elif cells.get(k, r[0]) != v:
+            if k not in cells:
+                self.log.append(("#supp", self.name))
+            cells[k] = v
+            self.log.append((self.name, p, k))
 
     def set_row(self, p: tuple, default: Any, cells: Mapping[Any, Any]) -> None:  # type: ignore[type-arg]
         kept = {k: v for k, v in cells.items() if v != default}
+        old = self.rows.get(p)
+        if old is not None and old[0] == default and old[1] == kept:
+            return
         if default == self.init and not kept:
-            self.rows.pop(p, None)
+            if old is None:
+                return
+            del self.rows[p]
         else:
             self.rows[p] = [default, kept]
+        self.log.append((self.name, p))
+        self.log.append(("#supp", self.name))
 
-    def support(self, pos: int, prefix: tuple | None) -> Iterable[Any]:  # type: ignore[type-arg]
+    def support(self, pos: int, prefix: tuple | None) -> Collection[Any]:  # type: ignore[type-arg]
         """Elements at argument `pos` whose value can differ from the unnamed one's."""
         if pos == self.arity - 1 and prefix is not None:
             r = self.rows.get(prefix)
@@ -141,13 +160,15 @@ class World:
 
     def __init__(self, proto: Protocol) -> None:
         self.proto = proto
-        self.t: dict[str, Table] = {f.name: Table(f) for f in proto.funcs}
+        self.log: list[tuple[Any, ...]] = []  # changes since the caller last cleared it
+        self.t: dict[str, Table] = {f.name: Table(f, self.log) for f in proto.funcs}
         self.role: dict[Any, str] = {}  # element of a union sort (a thread) -> its leaf sort
+        self.reads: list[tuple[Any, ...]] = []  # filled by recording closures (invariants)
 
 
 Env = dict[str, Any]
 Fn = Callable[[World, Env], Any]
-Cand = Callable[[World, Env], "set[Any] | None"]  # None: no narrowing known
+Cand = Callable[[World, Env], Collection[Any]]
 
 
 @dataclass
@@ -173,8 +194,9 @@ def _leaf_filter(sort: Sort) -> Callable[[World, Any], bool]:
 class Compiler:
     """Expressions -> closures of (world, env); candidate sets for quantified variables."""
 
-    def __init__(self, proto: Protocol) -> None:
+    def __init__(self, proto: Protocol, record: bool = False) -> None:
         self.proto = proto
+        self.record = record  # closures append what they read to World.reads (incremental claims)
 
     # ---- values -----------------------------------------------------------------------------
     def value(self, e: Expr, hint: Any = None) -> Fn:
@@ -203,6 +225,8 @@ class Compiler:
     def _app(self, e: App) -> Fn:
         name = e.func.name
         args = [self.value(a) for a in e.args]
+        if self.record:
+            return self._app_recorded(name, args)
         if not args:
             return lambda w, env: w.t[name].val
         if len(args) == 1:
@@ -223,6 +247,25 @@ class Compiler:
 
             return two
         return lambda w, env: w.t[name].get(tuple(a(w, env) for a in args))
+
+    def _app_recorded(self, name: str, args: list[Fn]) -> Fn:
+        if not args:
+            def zero(w: World, env: Env) -> Any:
+                w.reads.append((name, (), None))
+                return w.t[name].val
+
+            return zero
+        pre, last = args[:-1], args[-1]
+
+        def rec(w: World, env: Env) -> Any:
+            p = tuple(f(w, env) for f in pre)
+            k = last(w, env)
+            w.reads.append((name, p, k))
+            t = w.t[name]
+            r = t.rows.get(p)
+            return t.init if r is None else r[1].get(k, r[0])
+
+        return rec
 
     def _op(self, e: Op) -> Fn:
         o = e.op
@@ -269,62 +312,65 @@ class Compiler:
         fresh = Fresh(var.sort.name, id(e))  # one representative per quantifier node
         n = var.name
         forall = e.kind == "forall"
+        record = self.record
 
         def q(w: World, env: Env) -> bool:
             inner = dict(env)
             inner[n] = fresh
+            start = len(w.reads) if record else 0
             if body(w, inner) != forall:
                 return not forall
-            for c in cand(w, env) or ():
+            for c in cand(w, env):
                 if not leafok(w, c):
                     continue
                 inner[n] = c
+                mark = len(w.reads) if record else 0
                 if body(w, inner) != forall:
+                    if record:
+                        # the value rests on this witness alone (more elements cannot undo a
+                        # counterexample): forget the other reads, so only its changes matter
+                        del w.reads[start:mark]
                     return not forall
             return forall
 
         return q
 
     # ---- candidate sets ---------------------------------------------------------------------
-    def candidates(self, e: Expr, x: Var) -> Callable[[World, Env], set[Any]]:
+    def candidates(self, e: Expr, x: Var) -> Callable[[World, Env], Iterable[Any]]:
         """A superset of the elements c where e[x := c] can differ from e[x := unnamed]: the
         narrowed support, plus every element bound around the quantifier (x == a can hold only
-        at a's value; a bound element of another sort is just one more element to try)."""
+        at a's value; a bound element of another sort is just one more element to try).
+        Duplicates are harmless (one more evaluation); nothing is copied."""
         fn = self._cand(e, x)
 
-        def out(w: World, env: Env) -> set[Any]:
-            s = set(fn(w, env) or ())
-            s.update(v for v in env.values() if isinstance(v, (str, int)) and not isinstance(v, bool))
-            return s
+        def out(w: World, env: Env) -> Iterable[Any]:
+            bound = [v for v in env.values() if isinstance(v, (str, int)) and not isinstance(v, bool)]
+            cs = fn(w, env)
+            return itertools.chain(cs, bound) if bound else cs
 
         return out
 
     def _cand(self, e: Expr, x: Var) -> Cand:
         if not _mentions(e, x):
-            return lambda w, env: set()
+            return lambda w, env: ()
         if isinstance(e, Op) and e.op in ("and", "or"):
-            parts = [(self.value(a), self._cand(a, x)) for a in e.args if _mentions(a, x)]
+            # cheapest part first: a quantifier-free part that narrows spares evaluating (and, for
+            # an incremental claim, depending on) a quantified one
+            args = sorted((a for a in e.args if _mentions(a, x)), key=_cost)
+            parts = [(self.value(a), self._cand(a, x)) for a in args]
             absorbing = e.op == "and"  # a conjunct false for the unnamed element narrows
             fresh = Fresh(x.sort.name, -1)
             n = x.name
 
-            def narrowed(w: World, env: Env) -> set[Any] | None:
+            def narrowed(w: World, env: Env) -> Collection[Any]:
                 inner = dict(env)
                 inner[n] = fresh
-                best: set[Any] | None = None
-                union: set[Any] = set()
                 for val, c in parts:
-                    cs = c(w, env)
-                    if (not val(w, inner)) == absorbing:
+                    if bool(val(w, inner)) != absorbing:
                         # this part has the absorbing value at the unnamed element: only where it
                         # differs can the whole differ
-                        if cs is not None and (best is None or len(cs) < len(best)):
-                            best = cs
-                    if cs is None:
-                        union = None  # type: ignore[assignment]
-                    elif union is not None:
-                        union |= cs
-                return best if best is not None else union
+                        return c(w, env)
+                return list(itertools.chain.from_iterable(c(w, env) for _, c in parts))
 
             return narrowed
         if isinstance(e, Op) and e.op == "not":
@@ -335,7 +381,7 @@ class Compiler:
             return self._cand(Or(Not(e.args[0]), e.args[1]), x)
         if isinstance(e, Member) and isinstance(e.elem, Var) and e.elem.name == x.name:
             n = e.scope.name
-            return lambda w, env: set(env[n] or ())
+            return lambda w, env: env[n] or ()
         return self._support(e, x)
 
     def _support(self, e: Expr, x: Var) -> Cand:
@@ -349,36 +395,49 @@ class Compiler:
             if isinstance(app.func.dom, SortDom) and app.func.dom.sort.contains(x.sort) or \
                     isinstance(app.func.dom, SortDom) and x.sort.contains(app.func.dom.sort):
                 name = app.func.name
-                getters.append(lambda w, env, name=name: {v for _, v in w.t[name].items()})
+                rec = self.record
 
-        def union(w: World, env: Env) -> set[Any]:
-            out: set[Any] = set()
-            for g in getters:
-                out |= g(w, env) or set()
-            return out
+                def values(w: World, env: Env, name: str = name, rec: bool = rec) -> Collection[Any]:
+                    if rec:
+                        w.reads.append(("#supp", name))
+                    return {v for _, v in w.t[name].items()}
+
+                getters.append(values)
+        if len(getters) == 1:
+            return getters[0]
+
+        def union(w: World, env: Env) -> Collection[Any]:
+            return list(itertools.chain.from_iterable(g(w, env) for g in getters))
 
         return union
 
     def _support_at(self, app: App, pos: int) -> Cand:
+        inner = self._support_at_plain(app, pos)
+        if not self.record:
+            return inner
+        key = ("#supp", app.func.name)
+
+        def recorded(w: World, env: Env) -> Collection[Any]:
+            w.reads.append(key)
+            return inner(w, env)
+
+        return recorded
+
+    def _support_at_plain(self, app: App, pos: int) -> Cand:
         name = app.func.name
         n = len(app.args)
-        prefix = [self.value(a) if not _is_var_free_of(a) else None for a in app.args[:-1]]
-        if pos == n - 1 and all(p is not None for p in prefix):
-            pf = [p for p in prefix if p is not None]
+        if pos == n - 1:
+            pf = [self.value(a) for a in app.args[:-1]]
 
-            def at_last(w: World, env: Env) -> set[Any]:
+            def at_last(w: World, env: Env) -> Collection[Any]:
                 try:
                     key = tuple(p(w, env) for p in pf)
                 except KeyError:  # a prefix variable not bound yet: take every row
-                    return set(w.t[name].support(pos, None))
-                return set(w.t[name].support(pos, key))
+                    return w.t[name].support(pos, None)
+                return w.t[name].support(pos, key)
 
             return at_last
-        return lambda w, env: set(w.t[name].support(pos, None))
-
-
-def _is_var_free_of(a: Expr) -> bool:
-    return False
+        return lambda w, env: w.t[name].support(pos, None)
 
 
 def _mentions(e: Expr, x: Var) -> bool:
@@ -624,3 +683,89 @@ def render(v: Any) -> str:
     if v is None:
         return "none"
     return str(v)
+
+
+class Incremental:
+    """An invariant claim evaluated only where an event can have changed it.
+
+    For `forall x. body`, each element's `body(x)` is evaluated by closures that record what they
+    read (cells, and the supports a quantifier enumerated); after an event, only the elements
+    whose reads the event's writes touched are evaluated again, plus any element that entered
+    the candidate set. A value is a function of what it read, so an element not touched keeps its
+    value: this is exact, not a sample. Other claims are re-evaluated when anything they read
+    changed.
+    """
+
+    def __init__(self, proto: Protocol, name: str, expr: Expr) -> None:
+        self.name = name
+        c = Compiler(proto, record=True)
+        self.forall = isinstance(expr, Quant) and expr.kind == "forall"
+        if self.forall:
+            assert isinstance(expr, Quant)
+            self.var = expr.var.name
+            self.body = c.value(expr.body)
+            self.top = c.candidates(expr.body, expr.var)
+            self.fresh = Fresh(expr.var.sort.name, 0)
+        else:
+            self.body = c.value(expr)
+        self.deps: dict[tuple[Any, ...], set[Any]] = {}
+        self.keys: dict[Any, set[tuple[Any, ...]]] = {}
+        self.known: set[Any] = set()
+        self._TOP = object()
+
+    def _eval(self, w: World, x: Any) -> bool:
+        w.reads = []
+        ok = bool(self.body(w, {self.var: x}) if self.forall else self.body(w, {}))
+        self._index(x, w.reads)
+        return ok
+
+    def _index(self, x: Any, reads: list[tuple[Any, ...]]) -> None:
+        for k in self.keys.pop(x, ()):
+            s = self.deps.get(k)
+            if s is not None:
+                s.discard(x)
+        ks: set[tuple[Any, ...]] = set()
+        for r in reads:
+            ks.add(r)
+            if len(r) == 3:
+                ks.add((r[0], r[1]))  # a row write (an `Every`) changes every cell of the row
+        for k in ks:
+            self.deps.setdefault(k, set()).add(x)
+        self.keys[x] = ks
+
+    def start(self, w: World) -> Any:
+        """Evaluate everything once; the failing element (or True for a closed claim), else None."""
+        if not self.forall:
+            return None if self._eval(w, None) else True
+        for x in [self.fresh, *self._candidates(w)]:
+            if not self._eval(w, x):
+                return x
+        return None
+
+    def _candidates(self, w: World) -> set[Any]:
+        w.reads = []
+        cs = set(self.top(w, {}))
+        self._index(self._TOP, w.reads)
+        new = cs - self.known
+        self.known |= new
+        return new
+
+    def after(self, w: World, log: list[tuple[Any, ...]]) -> Any:
+        """After an event whose writes are `log`: the failing element, or None."""
+        dirty: set[Any] = set()
+        deps = self.deps
+        for k in log:
+            s = deps.get(k)
+            if s:
+                dirty |= s
+        if not dirty:
+            return None
+        if not self.forall:
+            return None if self._eval(w, None) else True
+        if self._TOP in dirty:
+            dirty.discard(self._TOP)
+            dirty |= self._candidates(w)
+        for x in dirty:
+            if not self._eval(w, x):
+                return x
+        return None
