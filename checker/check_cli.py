@@ -12,10 +12,11 @@ summary line `spmcheck: N files: ...`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from functools import partial
 from pathlib import Path
+from typing import Iterator, Sequence
 
 from . import exitcodes
 from .options import first_output_problem, write_text
@@ -28,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="*", metavar="FILE",
                         help="trace files ('-' = stdin); default: every *.log under the bundled traces/")
     parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
-                        help="check files in N processes (default 1)")
+                        help="check files in N warm worker processes, sharded by file (default 1; output identical)")
     parser.add_argument("--lock-graph", metavar="PATH", default=None,
                         help="write the merged lock-order graph of all files as DOT")
     parser.add_argument("--findings-fail", action="store_true",
@@ -55,6 +56,83 @@ def _check(path: str, findings_fail: bool = False, only: str | None = None) -> F
         first = str(e).splitlines()[0] if str(e) else ""
         msg = f"internal error while checking: {type(e).__name__}{': ' + first[:200] if first else ''}"
         return FileResult(path, Verdict.ERROR, code="TRC000", message=msg)
+
+
+_OPTS: tuple[bool, str | None] = (False, None)  # a worker's (findings_fail, only), set by _warm
+
+
+def _warm(findings_fail: bool, only: str | None) -> None:
+    """Worker initializer: the checker (grammar, protocol definition, model compiler) is imported
+    once per worker, not once per file; each worker keeps its compiled engines (replay._ENGINES)
+    for every later file of the same configuration."""
+    global _OPTS
+    from . import replay  # noqa: F401 - the import is the warm-up
+
+    _OPTS = (findings_fail, only)
+
+
+def _check_in_worker(path: str) -> FileResult:
+    return _check(path, *_OPTS)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # unreadable: checked (and reported) at once, whatever its place
+
+
+def _prebuild(files: Sequence[str], only: str | None) -> None:
+    """Compile the engine of each distinct header among `files` in this process, once, so that
+    forked workers share it instead of each compiling its own. Only a warm-up: a file whose
+    header cannot be read here is left to its worker, which reports it."""
+    import stat
+
+    from .parse import iter_records
+    from .replay import _header_problem, engine_for
+    from spec.events import Header, LifecycleHeader
+
+    for path in dict.fromkeys(files):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue  # a FIFO or device might never deliver a header
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                first = next(iter(iter_records(f, path)), None)
+            if isinstance(first, (Header, LifecycleHeader)) and _header_problem(first) is None:
+                engine_for(first, only)
+        except Exception:  # noqa: BLE001 - the worker checks this file and reports what is wrong
+            pass
+        finally:
+            os.close(fd)
+
+
+def checked(files: Sequence[str], jobs: int, findings_fail: bool = False,
+            only: str | None = None) -> Iterator[FileResult]:
+    """The result of every file, in input order. With jobs > 1 the files are sharded across
+    that many warm worker processes (largest file submitted first, so one big file does not
+    end up last on a busy worker) and each result is yielded once it and all before it are in."""
+    if jobs <= 1 or len(files) <= 1 or "-" in files:
+        for f in files:
+            yield _check(f, findings_fail, only)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork: a worker starts with the parent's imports; the initializer imports the rest once
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else None)
+    _prebuild(files, only)  # before the fork: every worker inherits the compiled engines
+
+    with ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=ctx, initializer=_warm,
+                             initargs=(findings_fail, only)) as pool:
+        order = sorted(range(len(files)), key=lambda i: -_size(files[i]))
+        futures = {i: pool.submit(_check_in_worker, files[i]) for i in order}
+        for i in range(len(files)):
+            yield futures[i].result()
 
 
 def default_files(cwd: Path | None = None) -> list[str] | str:
@@ -102,25 +180,22 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         print(f"spmcheck: error: {bad}", file=sys.stderr)
         return exitcodes.IO_ERROR
-    check = partial(_check, findings_fail=bool(getattr(args, "findings_fail", False)), only=only)
-    if jobs > 1 and len(files) > 1 and "-" not in files:
-        import multiprocessing as mp
-
-        with mp.get_context("fork").Pool(min(jobs, len(files))) as pool:
-            results = pool.map(check, files, chunksize=1)
-    else:
-        results = [check(f) for f in files]
+    findings_fail = bool(getattr(args, "findings_fail", False))
     verbose = bool(getattr(args, "verbose", False))
     timings = bool(getattr(args, "timings", False))
-    lines = [line for r in results for line in report.text_lines(r, verbose)]
+    json_to_stdout = getattr(args, "json", None) == "-"
+    out = sys.stderr if json_to_stdout else sys.stdout
+    results: list[FileResult] = []
+    # each file's lines are printed as soon as it and every file before it are done: the text is
+    # the same, byte for byte, whatever --jobs is
+    for r in checked(files, jobs, findings_fail, only):
+        results.append(r)
+        for line in report.text_lines(r, verbose):
+            print(line, file=out)
     code = combined_exit([r.exit_code for r in results])
     secs = time.monotonic() - t0
     summary = check_summary(results, secs, timings)
-    lines.append(summary)
-    json_to_stdout = getattr(args, "json", None) == "-"
-    out = sys.stderr if json_to_stdout else sys.stdout
-    for line in lines:
-        print(line, file=out)
+    print(summary, file=out)
     if getattr(args, "json", None):
         doc = env.envelope("check", code, summary, [report.to_dict(r) for r in results], _config(args, only),
                            report.check_counts(results), secs, timings)

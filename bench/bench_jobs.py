@@ -1,0 +1,152 @@
+"""`spmcheck check --jobs 2` vs `--jobs 1` over several trace files, next to a floor measured in
+the same run: the same files split into tuples (`str.split`, repeated so that one process takes
+about as long as `check --jobs 1`) by 1 and by 2 worker processes, sharded the same way. The
+floor's speedup is what this machine gives a perfectly parallel job of that shape right now (2
+cores shared with other work make it less than 2x); the checker's speedup is read against it.
+CPU seconds (user + sys of the child) are printed too: equal CPU at 1 and 2 jobs with no wall
+speedup means the cores were busy, not that the work was duplicated.
+
+    python bench/bench_jobs.py [--runs 3] [--ops 3000] [--files 4] [--dir DIR]
+
+Two sets of files: the corpus (every traces/*.log) and --files traces recorded by `spmcheck
+record` (final design, distinct seeds, --ops calls per thread). Each figure is the median of
+--runs fresh processes (imports included), the 1- and 2-process runs interleaved so that a change
+in load hits both.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "SPMCHECK_NO_SUPERVISE": "1"}
+
+# the floor: str.split to tuples, files sharded over N processes exactly as `check --jobs N` does
+FLOOR = """
+import sys
+from concurrent.futures import ProcessPoolExecutor
+def split(path):
+    n = 0
+    for _ in range(REPEAT):
+        with open(path, "rb") as f:
+            for raw in f:
+                p = raw.decode().split()
+                if p and p[0][0].isdigit():
+                    _ = (int(p[0]), *p[1:3], tuple(tuple(x.split("=", 1)) for x in p[3:]))
+                    n += 1
+    return n
+REPEAT, jobs, files = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
+if jobs == 1:
+    print(sum(map(split, files)))
+else:
+    with ProcessPoolExecutor(jobs) as ex:
+        print(sum(ex.map(split, files)))
+"""
+
+
+def timed(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + sys of the child and its workers), stdout."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    out = subprocess.run(cmd, cwd=ROOT, env=ENV, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime), out.stdout
+
+
+def check_cmd(files: list[str], jobs: int) -> list[str]:
+    return [sys.executable, "-m", "checker.cli", "check", "--jobs", str(jobs), *files]
+
+
+def floor_cmd(repeat: int) -> Callable[[list[str], int], list[str]]:
+    return lambda files, jobs: [sys.executable, "-c", FLOOR, str(repeat), str(jobs), *files]
+
+
+@dataclass
+class Pair:
+    wall1: float
+    wall2: float
+    cpu1: float
+    cpu2: float
+    same: bool  # stdout identical at 1 and 2 processes, in every run
+
+    @property
+    def speedup(self) -> float:
+        return self.wall1 / self.wall2
+
+
+def paired(make: Callable[[list[str], int], list[str]], files: list[str], runs: int) -> Pair:
+    """Medians at 1 and 2 processes, the runs interleaved."""
+    w1, w2, c1, c2, same = [], [], [], [], True
+    for _ in range(runs):
+        a, ca, o1 = timed(make(files, 1))
+        b, cb, o2 = timed(make(files, 2))
+        w1.append(a)
+        w2.append(b)
+        c1.append(ca)
+        c2.append(cb)
+        same = same and o1 == o2
+    med = statistics.median
+    return Pair(med(w1), med(w2), med(c1), med(c2), same)
+
+
+def recorded(d: Path, n: int, ops: int) -> list[str]:
+    out = []
+    for i in range(n):
+        p = d / f"rec-final-ops{ops}-seed{i + 1}.log"
+        if not p.exists():
+            subprocess.run([sys.executable, "-m", "checker.cli", "record", "--variant", "final", "--ops", str(ops),
+                            "--seed", str(i + 1), "-o", str(p)], cwd=ROOT, env=ENV, check=True, capture_output=True)
+        out.append(str(p))
+    return out
+
+
+def events(files: list[str]) -> int:
+    return sum(1 for f in files for ln in open(f, "rb") if ln[:1].isdigit())
+
+
+def measure(name: str, files: list[str], runs: int) -> float:
+    c = paired(check_cmd, files, runs)
+    # calibrate: a process's start-up plus `per` seconds for each pass over the files
+    one, three = timed(floor_cmd(1)(files, 1))[0], timed(floor_cmd(3)(files, 1))[0]
+    per = max((three - one) / 2, 1e-3)
+    repeat = max(1, round((c.wall1 - (one - per)) / per))
+    f = paired(floor_cmd(repeat), files, runs)
+    if not timed(floor_cmd(1)(files, 2))[2].strip():
+        raise SystemExit("bench_jobs: the floor printed nothing (it failed); run it by hand")
+    print(f"{name}: {len(files)} files, {events(files)} events")
+    print(f"  floor (str.split x{repeat}, same sharding): 1 process {f.wall1:.2f} s, 2 processes {f.wall2:.2f} s, "
+          f"speedup {f.speedup:.2f}x (CPU {f.cpu1:.2f} / {f.cpu2:.2f} s)")
+    print(f"  spmcheck check:  --jobs 1 {c.wall1:.2f} s, --jobs 2 {c.wall2:.2f} s, speedup {c.speedup:.2f}x "
+          f"(CPU {c.cpu1:.2f} / {c.cpu2:.2f} s); {c.speedup / f.speedup:.2f} of the floor's speedup; "
+          f"output {'identical' if c.same else 'DIFFERENT'}")
+    return c.speedup
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--ops", type=int, default=3000, help="calls per thread of each recorded trace")
+    ap.add_argument("--files", type=int, default=4, help="recorded traces (>= 4)")
+    ap.add_argument("--dir", type=Path, default=None, help="where recorded traces are kept (default: a temp dir)")
+    a = ap.parse_args()
+    d = a.dir or Path(tempfile.mkdtemp(prefix="spmjobs"))
+    d.mkdir(parents=True, exist_ok=True)
+    print(f"== check --jobs 2 vs --jobs 1 (median of {a.runs}; {os.cpu_count()} cores, load "
+          f"{os.getloadavg()[0]:.1f}) ==")
+    corpus = sorted(str(p) for p in (ROOT / "traces").glob("*.log"))
+    measure("corpus traces/*.log", corpus, a.runs)
+    measure(f"recorded (spmcheck record --variant final --ops {a.ops})", recorded(d, max(a.files, 4), a.ops), a.runs)
+
+
+if __name__ == "__main__":
+    main()
