@@ -189,3 +189,293 @@ def text(v: CexView, prop_label: str = "", cap_width: int = 34) -> list[str]:
         out.append("  legend:")
         out += [f"    {n:12} {m}" for n, m in legend(names, v.model)]
     return out
+
+
+# ---- what went stale: the highlight of a counterexample's picture ------------------------------
+# Derived from the view's records only (steps, their changes, the states after each step, the
+# lock holdings) plus what the definition says about its state (initial values, protecting
+# locks) and, for a deadlock, the variant's static lock graph. Never from step numbers.
+
+@dataclass(frozen=True)
+class Highlight:
+    kind: str  # "stale-state" | "stale-read" | "unprotected" | "stuck" | "changed" (legend.HIGHLIGHTS)
+    first: int  # step index where the band begins (0: the start state)
+    last: int  # step index where it ends (the failing step)
+    text: str  # what went stale, in plain words
+    thread: str = ""  # "": the state is shared (the band crosses every lane); else that thread's lane
+    marks: tuple[tuple[int, str], ...] = ()  # (step, role): a key of legend.MARKS
+    link: tuple[int, int] | None = None  # (from step, to step): e.g. the stale read -> the insert
+
+
+P1_NAME, P2_NAME, LD_NAME, P5_NAME, P9_NAME = ("serializer-mirrors-refcount", "creation-consistent",
+                                               "lock-discipline", "lock-order-acyclic", "refcount-balanced")
+
+
+def _true(v: str) -> bool:
+    return v not in ("0", "false", "False", "")
+
+
+def _int(v: str) -> int:
+    if v in ("True", "true"):
+        return 1
+    try:
+        return int(v)
+    except ValueError:
+        return 0
+
+
+def _funcs(model: str) -> list[tuple[re.Pattern[str], object]]:
+    """(key regex, Func) of the model's state functions, from the one definition (core only; the
+    lifecycle's names are not written in spec.lang yet, its state starts at 0 / false)."""
+    if model != "core":
+        return []
+    return list(_core_funcs())
+
+
+def _core_funcs() -> tuple[tuple[re.Pattern[str], object], ...]:
+    global _CORE_FUNCS
+    if _CORE_FUNCS is None:
+        from spec.programs import definition
+        from spec.variants import VARIANTS
+
+        out = []
+        for f in definition(VARIANTS["final"]).funcs:
+            rx = re.escape(f.key)
+            for i in range(len(f.args)):
+                rx = rx.replace(re.escape("{%d}" % i), r"(\w+)")
+            out.append((re.compile(rx + r"\Z"), f))
+        _CORE_FUNCS = tuple(out)
+    return _CORE_FUNCS
+
+
+_CORE_FUNCS: tuple[tuple[re.Pattern[str], object], ...] | None = None
+
+
+def _func(name: str, model: str) -> object | None:
+    for rx, f in _funcs(model):
+        if rx.match(name):
+            return f
+    return None
+
+
+def initial_value(name: str, model: str) -> str:
+    """The value of a variable the path never changes: its initial value in the definition."""
+    f = _func(name, model)
+    init = getattr(f, "init", 0) if f is not None else 0
+    return str(int(init)) if isinstance(init, bool) else str(init)
+
+
+def value_at(v: CexView, i: int, name: str) -> str:
+    """Variable `name` after step position i (-1: the start, before any step)."""
+    if i >= 0:
+        got = dict(v.states[i]).get(name)
+        if got is not None:
+            return got
+    for s in v.steps:  # before its first change it has the value that change starts from
+        for n, before, _ in s.changes:
+            if n == name:
+                return before
+    return initial_value(name, v.model)
+
+
+def _writes(v: CexView, names: tuple[str, ...], upto: int) -> list[CexStep]:
+    return [s for s in v.steps if s.index <= upto and any(n in names for n, _, _ in s.changes)]
+
+
+def _pos(v: CexView, index: int) -> int:
+    return next(i for i, s in enumerate(v.steps) if s.index == index)
+
+
+def _count(v: CexView, i: int, a: str) -> int:
+    return _int(value_at(v, i, "rc.all")) + _int(value_at(v, i, f"rc.{a}"))
+
+
+def _agents(v: CexView) -> list[str]:
+    seen = {m.group(1) for s in v.steps for n, _, _ in s.changes for m in [re.match(r"ser\.e[xn]\.(\d+)\Z", n)] if m}
+    return sorted(seen, key=int)
+
+
+def _stale_p1(v: CexView) -> list[Highlight]:
+    """P1: an existing entry whose enabled state disagrees with refcount(a) = rc.all + rc.a; the
+    band runs from the step that last changed that refcount to the failing step."""
+    f, end = v.failing, len(v.steps) - 1
+    out = []
+    for a in _agents(v):
+        if not _true(value_at(v, end, f"ser.ex.{a}")):
+            continue
+        en, n = _true(value_at(v, end, f"ser.en.{a}")), _count(v, end, a)
+        if en == (n > 0):
+            continue
+        rc = _writes(v, ("rc.all", f"rc.{a}"), f.index)
+        entry = _writes(v, (f"ser.ex.{a}", f"ser.en.{a}"), f.index)
+        first = rc[-1].index if rc else entry[-1].index if entry else 0
+        marks = ([(rc[-1].index, "change")] if rc else []) + ([(entry[-1].index, "write")] if entry else [])
+        text = (f"serializer.{a} {'enabled' if en else 'disabled'} while refcount({a})={n}, "
+                f"steps {first}–{f.index}")
+        if entry and rc and entry[-1].index > rc[-1].index:
+            e = entry[-1]
+            text += f" ({e.thread}'s {e.action} at step {e.index} set it from a stale decision)"
+        out.append(Highlight("stale-state", first, f.index, text, "", tuple(marks)))
+    return out
+
+
+def _stale_p2(v: CexView) -> list[Highlight]:
+    """P2: the value the insert was made from (the inserting thread's refcount_read in this call,
+    or, where the lookup reads the process-wide flag, the flag's last store) and the step that
+    overtook it (another thread changing that refcount or taking the refcount lock to do so)."""
+    f = v.failing
+    if f.action != "serializer_insert" or "agent" not in dict(f.args):
+        return []
+    a, t, end = dict(f.args)["agent"], f.thread, len(v.steps) - 1
+    mine = [s for s in v.steps if s.thread == t and s.index < f.index]
+    begin = max((s.index for s in mine if s.action == "lookup_begin"), default=0)
+    reads = [s for s in mine if s.index >= begin and s.action == "refcount_read" and dict(s.args).get("agent") == a]
+    now = _count(v, end, a)
+    if reads:
+        r = reads[-1]
+        c = dict(r.args).get("count", value_at(v, _pos(v, r.index) - 1, "rc.all"))
+        over = next((s for s in v.steps if r.index < s.index < f.index and s.thread != t and (
+            any(n in ("rc.all", f"rc.{a}") for n, _, _ in s.changes)
+            or (s.action == "lock_acquire" and dict(s.args).get("lock") == "refcount"
+                and dict(s.args).get("mode") == "exclusive"))), None)
+        text = f"{t} read refcount({a})={c} at step {r.index}"
+        if over is None:
+            text += f"; the insert at step {f.index} was made from it (refcount({a}) is {now} now)"
+        elif over.action == "lock_acquire":
+            text += (f"; {over.thread} took the refcount lock to change it at step {over.index}; the insert at "
+                     f"step {f.index} went ahead on the stale {c}")
+        else:
+            text += (f"; {over.thread} changed it at step {over.index}; the insert at step {f.index} used the "
+                     f"stale {c} (refcount({a}) is {now} now)")
+        marks = ((r.index, "read"),) + (((over.index, "overtake"),) if over else ())
+        return [Highlight("stale-read", r.index, f.index, text, t, marks, (r.index, f.index))]
+    flag = _writes(v, ("flag",), f.index - 1)
+    if flag:
+        w = flag[-1]
+        val = value_at(v, _pos(v, w.index), "flag")
+        text = (f"the insert at step {f.index} used flag={val} ({w.thread} stored it at step {w.index}) while "
+                f"refcount({a})={now}")
+        return [Highlight("stale-read", w.index, f.index, text, "", ((w.index, "write"),), (w.index, f.index))]
+    return []
+
+
+def _held_at(v: CexView, t: str, index: int) -> list[Holding]:
+    return [h for h in v.holdings if h.thread == t and h.first <= index and (h.last == 0 or h.last >= index)]
+
+
+def _mode(h: Holding) -> str:
+    return "w" if h.mode == "exclusive" else "r"
+
+
+def _unprotected(v: CexView) -> list[Highlight]:
+    """lock discipline: the failing step's access, the locks its thread holds there, and the lock
+    the definition says protects what it touches (`guarded`)."""
+    f = v.failing
+    held = _held_at(v, f.thread, f.index)
+    data = [n for n, _, _ in f.changes if not _hidden(n)]
+    guards: list[str] = []
+    for n in data:
+        for g in getattr(_func(n, v.model), "guarded", ()):
+            if g not in guards:
+                guards.append(g)
+    holds = ", ".join(f"{h.lock}({_mode(h)}) since step {h.first}" for h in held) or "no lock"
+    what = (f"writes {', '.join(data)}" if data else f"runs {action_text(f)}")
+    text = f"{f.thread} {what} at step {f.index} holding {holds}"
+    if guards:
+        text += f"; {'a write' if data else 'this access'} needs {' or '.join(guards)} " + (
+            "exclusive" if data else "held")
+    relevant = [h for h in held if h.lock.split(".")[0] in guards] or held
+    first = min((h.first for h in relevant), default=f.index) or f.index
+    return [Highlight("unprotected", first, f.index, text, f.thread, ((f.index, "access"),))]
+
+
+def _cycle_edges(v: CexView) -> set[tuple[str, str]]:
+    """Edges on a cycle of the variant's static lock graph (core), else none."""
+    if v.model != "core":
+        return set()
+    try:
+        from spec.lockgraph import explore_edges
+
+        g = explore_edges(v.variant)
+    except Exception:  # noqa: BLE001 - no graph: the highlight names the held locks only
+        return set()
+    return {(c[i], c[(i + 1) % len(c)]) for c in g.cycles for i in range(len(c))}
+
+
+def _stuck(v: CexView) -> list[Highlight]:
+    """P5: each thread still holding locks at the end, what it holds and, from the cycle of the
+    static lock graph, the lock it waits for (held by another stuck thread)."""
+    f = v.failing
+    open_ = [h for h in v.holdings if h.last == 0]
+    threads = [t for t in v.threads if any(h.thread == t for h in open_)]
+    cyc = _cycle_edges(v)
+    holder = {h.lock.split(".")[0]: h.thread for h in open_}
+    out = []
+    for t in threads:
+        mine = [h for h in open_ if h.thread == t]
+        classes = {h.lock.split(".")[0] for h in mine}
+        wants = sorted({b for a, b in cyc if a in classes and holder.get(b, t) != t})
+        text = f"{t} holds " + ", ".join(f"{h.lock}({_mode(h)})" for h in mine)
+        text += (f", wants {' and '.join(f'{w} (held by {holder[w]})' for w in wants)}" if wants
+                 else ", blocked")
+        text += f": stuck from step {min(h.first for h in mine)}"
+        first = min(h.first for h in mine) or f.index
+        out.append(Highlight("stuck", first, f.index, text, t, tuple((h.first, "acquire") for h in mine if h.first)))
+    return out
+
+
+def _refs(v: CexView) -> list[Highlight]:
+    """Lifecycle P9: a refcount that differs from the references the contexts hold, else a
+    reference a context still holds when the failing step ends its start or stop."""
+    f, end = v.failing, len(v.steps) - 1
+    names = sorted({n for s in v.steps for n, _, _ in s.changes if re.match(r"(rc|hd\.\d+)\.(all|\d+)\Z", n)})
+    scopes = sorted({n.rsplit(".", 1)[1] for n in names})
+    out = []
+    for x in scopes:
+        hd = [n for n in names if n.startswith("hd.") and n.endswith(f".{x}")]
+        rc, held = _int(value_at(v, end, f"rc.{x}")), sum(_int(value_at(v, end, n)) for n in hd)
+        w = _writes(v, tuple(hd) + (f"rc.{x}",), f.index)
+        first = w[-1].index if w else 0
+        scope = "the 'all' scope" if x == "all" else f"agent {x}"
+        if rc != held:
+            out.append(Highlight("stale-state", first, f.index, f"refcount({x})={rc} but the contexts hold {held} "
+                                 f"reference(s) on {scope}, steps {first}–{f.index}", "", ((first, "change"),)))
+            continue
+        for n in hd:
+            k = _int(value_at(v, end, n))
+            if k > 0:
+                ws = _writes(v, (n,), f.index)
+                first = ws[-1].index if ws else 0
+                c = n.split(".")[1]
+                out.append(Highlight("stale-state", first, f.index,
+                                     f"context {c} still holds {k} reference(s) on {scope} (refcount({x})={rc}) "
+                                     f"when {f.thread}'s {f.action} runs at step {f.index}, since step {first}",
+                                     "", ((first, "change"),)))
+    return out
+
+
+def _changed(v: CexView) -> list[Highlight]:
+    """Any other property: each variable the failing step changes, from the step that gave it its
+    previous value; a failing step that changes no data: the state after it."""
+    f = v.failing
+    out = []
+    for n, before, after in f.changes:
+        if _hidden(n):
+            continue
+        w = _writes(v, (n,), f.index - 1)
+        first = w[-1].index if w else 0
+        since = f"step {first}" if first else "the start"
+        out.append(Highlight("changed", first, f.index, f"{n} was {before} from {since}; step {f.index} "
+                             f"({f.thread} {action_text(f)}) sets it to {after}", "",
+                             ((first, "write"),) if first else ()))
+    if not out:
+        out.append(Highlight("changed", f.index, f.index, failing_reason(v), f.thread))
+    return out
+
+
+def highlights(v: CexView) -> tuple[Highlight, ...]:
+    """What the picture highlights as stale or inconsistent at the failing step (never empty)."""
+    rule = {P1_NAME: _stale_p1, P2_NAME: _stale_p2, LD_NAME: _unprotected, P5_NAME: _stuck,
+            P9_NAME: _refs}.get(v.property)
+    got = rule(v) if rule else []
+    return tuple(got or _changed(v))

@@ -83,3 +83,26 @@ def legend(names: list[str], model: str = "core") -> list[tuple[str, str]]:
     for n in dict.fromkeys(names):
         out.append((n, meaning(n, model) or "internal state (no description)"))
     return out
+
+
+# what each kind of highlight in a counterexample's swim lane stands for (checker.render.cex.Highlight)
+HIGHLIGHTS: dict[str, str] = {
+    "stale-state": "stale state: shared state that disagrees with what it should mirror, from the step "
+                   "that made it disagree to the failing step",
+    "stale-read": "stale read: the value a step acted on, from where it was read to where it was used, "
+                  "after another thread changed (or began changing) it",
+    "unprotected": "unprotected access: a step that touches shared state without holding its lock in "
+                   "the mode the access needs",
+    "stuck": "stuck thread: the locks it holds while it waits for a lock another stuck thread holds",
+    "changed": "the state the failing step changes, from the step that gave it its previous value",
+}
+
+MARKS: dict[str, str] = {
+    "read": "read", "write": "stale write", "change": "changed here", "overtake": "overtaken here", "acquire": "acquired",
+    "access": "unprotected",
+}
+
+
+def highlight_meaning(kind: str) -> str:
+    """Legend text of a highlight kind; an unknown kind says so."""
+    return HIGHLIGHTS.get(kind, "highlighted state (no description)")
