@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..backend import Backend, Term
 from .syntax import (
+    Agg,
     App,
     BoolDom,
     BoolParam,
@@ -26,6 +27,7 @@ from .syntax import (
     Every,
     Expr,
     Func,
+    Index,
     IntDom,
     IsAll,
     Lit,
@@ -210,8 +212,30 @@ class Compiler:
             parts = [Compiler(self.u, {**self.env, e.var.name: x}).expr(e.body)
                      for x in self.u.elems(e.var.sort)]
             return self._conn("and" if e.kind == "forall" else "or", parts)
+        if isinstance(e, Agg):
+            return self.agg(e)
+        if isinstance(e, Index):
+            s = _sort_of_elem(e.elem)
+            return _Fold(self.u.elems(s).index(self.elem(e.elem)))
         assert isinstance(e, Op)
         return self.op(e, hint)
+
+    def agg(self, e: Agg) -> _Fold:
+        """A count or a mask, unrolled: known terms folded into one constant."""
+        total, rest = 0, []
+        for i, x in enumerate(self.u.elems(e.var.sort)):
+            part = Compiler(self.u, {**self.env, e.var.name: x}).expr(e.body)
+            weight = 1 if e.kind == "count" else 1 << i
+            if part.known:
+                total += weight * int(part.lit)
+            elif e.kind == "count":
+                rest.append(part.src)
+            else:
+                rest.append(f"b.If({part.src}, {weight}, 0)")
+        if not rest:
+            return _Fold(total)
+        src = f"b.Sum([{', '.join(rest)}])"  # type: ignore[arg-type]
+        return _Fold(src=f"({src} + {total})" if total else src)
 
     def op(self, e: Op, hint: Dom | None) -> _Fold:
         o = e.op
@@ -332,6 +356,14 @@ def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func
 def compile_closed(u: Universe, e: Expr, name: str = "claim") -> Fn:
     """A closed expression (an invariant claim) as a function of (backend, state)."""
     return _build(f"def f(b, s):\n    return {Compiler(u, {}).expr(e).text()}\n", name)
+
+
+def _sort_of_elem(e: Expr) -> Sort:
+    if isinstance(e, Var):
+        return e.sort
+    if isinstance(e, App) and isinstance(e.func.dom, SortDom):
+        return e.func.dom.sort
+    raise TypeError(f"no sort for {e!r}")
 
 
 def _text(label: str, env: Env) -> str:

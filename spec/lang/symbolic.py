@@ -234,7 +234,8 @@ class _Eval:
                 q = self.r.forall if e.kind == "forall" else self.r.exists
                 parts.append(q(srt, lambda x, leaf=leaf: self.with_({e.var.name: x}, {e.var.name: leaf}).bool(e.body)))
             return z3.And(*parts) if e.kind == "forall" else z3.Or(*parts)
-        assert isinstance(e, Op)
+        if not isinstance(e, Op):  # Agg, Index: counts and positions are not first-order terms
+            raise TypeError(f"{type(e).__name__} has no any-size reading")
         o = e.op
         if o == "and":
             return z3.And(*[self.bool(x) for x in e.args]) if e.args else z3.BoolVal(True)

@@ -186,6 +186,25 @@ class IsAll(Expr):
     scope: "ScopeParam"
 
 
+@dataclass(frozen=True, eq=False)
+class Agg(Expr):
+    """`count`: how many elements of `var.sort` satisfy `body`; `mask`: the bitmask with bit i
+    set when the sort's i-th element does (an event's agent or context set). Finite readings
+    only: a cardinality is not a first-order term, so the any-size reading refuses it."""
+
+    kind: str  # "count" | "mask"
+    var: Var
+    body: Expr
+
+
+@dataclass(frozen=True, eq=False)
+class Index(Expr):
+    """The position of element `elem` in its sort (finite readings only): the owner of a mutex
+    stored as a number (the lifecycle's `mtx` is 0 when free, index + 1 of the owner)."""
+
+    elem: Expr
+
+
 def lift(x: object) -> Expr:
     if isinstance(x, Expr):
         return x
@@ -220,6 +239,14 @@ def Forall(var: Var, body: ExprLike) -> Expr:
 
 def Exists(var: Var, body: ExprLike) -> Expr:
     return Quant("exists", var, lift(body))
+
+
+def Count(var: Var, body: ExprLike) -> Expr:
+    return Agg("count", var, lift(body))
+
+
+def Mask(var: Var, body: ExprLike) -> Expr:
+    return Agg("mask", var, lift(body))
 
 
 TRUE, FALSE = Lit(True), Lit(False)

@@ -14,23 +14,19 @@ from typing import Callable
 
 from ..backend import Backend, Term
 from ..model import Params, StepDef
-from ..programs import LABELS, pc_of
+from ..programs import pc_of
 from .variants import LVariant, hook_tags
 from .vocabulary import (
     D_EXITED, D_DONE, D_FLIGHT, D_HOOKED, D_NONE, FREE, P_EMPTY, P_NONE, P_SPM, PUBLISHED, RESERVED,
     LConfig, State, collects_on, count, intersects, set_text,
 )
 
-TOOL_LABELS = ["idle", "scan_done", "publish", "spm_enable", "spm_set_enabled", "start_release",
-               "spm_clear_enabled", "drain", "spm_disable", "slot_clear", "stop_release", "sa_write"]
-DISPATCH_LABELS = ["idle", "hooked"]
-COMPLETE_LABELS = ["idle", "exited"]
-LABELS.update({"tool": TOOL_LABELS, "dispatch": DISPATCH_LABELS, "complete": COMPLETE_LABELS})
-
-# start_begin / start_scan results, stop/deactivate/set_agents results (API status codes, §6.2)
-R_OK, R_ALREADY, R_CONFLICT = 0, 1, 2
-S_FOUND, S_NOT_FOUND = 0, 1
-A_OK, A_LOCKED = 0, 1
+# labels and result codes are the definition's (one list); these closures are kept only for the
+# differential test against it (tests/test_lifecycle_definition.py)
+from .definition import (  # noqa: E402
+    A_LOCKED, A_OK, COMPLETE_LABELS, DISPATCH_LABELS, R_ALREADY, R_CONFLICT, R_OK, S_FOUND, S_NOT_FOUND,
+    TOOL_LABELS,
+)
 
 Obs = Callable[[Backend, State, str, Params], dict[str, Term]]
 

@@ -1,0 +1,448 @@
+"""The SPM context lifecycle, written once in the protocol language (`spec.lang`; digest §2.4-§2.11).
+
+Roles: `tool` (context::start_context / stop_context / set_dispatch_agents / deactivate / profile
+destroy / registry add_callback), `dispatch` (WriteInterceptor with the SPM enter hook),
+`complete` (AsyncSignalHandler with the SPM exit hook). Work done entirely under one lock (the
+contexts mutex, a `Synchronized` map lock) is one step: nothing another thread can observe happens
+inside it. The steps are cut exactly at the gaps the review argued about: unlock -> CAS publish ->
+service start -> marker release in start; the four phases of stop; hook snapshot -> submission
+in WriteInterceptor; exit hooks -> async_complete in the completion handler.
+
+update_serialization() and serializer() appear here as single atomic steps. That is sound for
+the final core because both run entirely under the refcount lock (write resp. read), which the
+core proof (spec.programs, properties P1/P2) shows; the core variants are checked there.
+
+`definition(variant, cfg)` builds the protocol for one variant's knobs and one configuration's
+scenario switches (drain timeouts, deactivate, profile destroy) and caps (registry ids, refcount
+cap 2C+1); the sizes of the sorts are chosen by the reading (`spec.lang.finite.Universe`). Each
+state function's key template is the fixed-size variable name the stored invariants
+(spec/proofs/lc-*.inv), the certificates and the trace corpus use.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..lang.syntax import (
+    BOOL,
+    TRUE,
+    And,
+    Builder,
+    Card,
+    Count,
+    EnumDom,
+    Every,
+    Exists,
+    Expr,
+    ExprLike,
+    Forall,
+    Index,
+    IntDom,
+    Ite,
+    Mask,
+    Not,
+    Or,
+    Protocol,
+    ScopeParam,
+    SortDom,
+    Var,
+)
+from ..programs import LABELS
+from .variants import LVariant, hook_tags
+from .vocabulary import LConfig
+
+TOOL_LABELS = ["idle", "scan_done", "publish", "spm_enable", "spm_set_enabled", "start_release",
+               "spm_clear_enabled", "drain", "spm_disable", "slot_clear", "stop_release", "sa_write"]
+DISPATCH_LABELS = ["idle", "hooked"]
+COMPLETE_LABELS = ["idle", "exited"]
+LABELS.update({"tool": TOOL_LABELS, "dispatch": DISPATCH_LABELS, "complete": COMPLETE_LABELS})
+
+# start_begin / start_scan results, stop/deactivate/set_agents results (API status codes, §6.2)
+R_OK, R_ALREADY, R_CONFLICT = 0, 1, 2
+S_FOUND, S_NOT_FOUND = 0, 1
+A_OK, A_LOCKED = 0, 1
+HD_CAP = 3  # ghost references one context holds per key (a bound of the finite model)
+
+
+class Lifecycle:
+    """Sorts and state of the lifecycle (digest §1.2, §2.4-§2.11) and its derived expressions."""
+
+    def __init__(self, b: Builder, cfg: LConfig) -> None:
+        self.b = b
+        self.agent = A = b.sort("agent")
+        self.context = C = b.sort("context")
+        self.kernel = K = b.sort("kernel")  # a kernel dispatch, by its id (0, 1, ...)
+        self.tool = T = b.sort("tool", "t")
+        self.dispatch = D = b.sort("dispatch", "d")  # the dispatch thread d0 (WriteInterceptor)
+        self.complete = H = b.sort("complete", "h")  # the completion thread h0 (AsyncSignalHandler)
+        self.refs = 2 * cfg.contexts + 1  # two references per context and one spare
+        rcdom = IntDom(0, self.refs)
+        st = b.state
+        # the core's refcount and serializer entries (update_serialization()/serializer() atomic)
+        self.rc_all = st("rc_all", (), rcdom, 0, "rc.all", "serialization_refcount::all")
+        self.rc = st("rc", (A,), rcdom, 0, "rc.{0}", "serialization_refcount::per_agent[a]")
+        self.ex = st("ex", (A,), BOOL, False, "ser.ex.{0}", "a serializer entry exists for a")
+        self.ser_en = st("ser_en", (A,), BOOL, False, "ser.en.{0}", "the entry is ENABLED")
+        self.inf = st("inf", (A,), IntDom(0, Card(K)), 0, "inf.{0}", "the queue's _active_kernels")
+        self.mtx = st("mtx", (), IntDom(0, Card(T)), 0, "mtx", "contexts mutex: 0 free, i+1 held by t<i>")
+        self.ids = st("ids", (), IntDom(0, cfg.max_ids), 0, "ids", "registry ids handed out so far")
+        self.g_conflict = st("g_conflict", (), BOOL, False, "g.conflict", "a start saw CONTEXT_CONFLICT (ghost)")
+        self.g_locked = st("g_locked", (), BOOL, False, "g.locked", "set_dispatch_agents refused (ghost)")
+        self.g_timeout = st("g_timeout", (), BOOL, False, "g.timeout", "a drain timed out (ghost)")
+        # contexts
+        self.reg = st("reg", (C,), BOOL, False, "reg.{0}", "registered (registry + published snapshot)")
+        self.slot = st("slot", (C,), EnumDom("SlotState", ("free", "reserved", "published")), "free",
+                       "slot.{0}", "the context's entry in the active-slot vector (digest §2.8)")
+        self.en = st("en", (C,), BOOL, False, "en.{0}", "dispatch_spm `enabled`")
+        self.mk = st("mk", (C,), BOOL, False, "mk.{0}", "in the `stopping` set (start/stop in progress)")
+        self.prof = st("prof", (C,), BOOL, True, "prof.{0}", "the SPM profile/config is alive")
+        self.hd_all = st("hd_all", (C,), IntDom(0, HD_CAP), 0, "hd.{0}.all", "references c holds on all (ghost)")
+        self.ag = st("ag", (C, A), BOOL, False, "ag.{0}.{1}", "a is in dispatch_spm.agents (empty: all)")
+        self.hd = st("hd", (C, A), IntDom(0, HD_CAP), 0, "hd.{0}.{1}", "references c holds on a (ghost)")
+        # tool thread locals
+        self.tpc = st("tpc", (T,), EnumDom("ToolPc", tuple(TOOL_LABELS)), "idle", "pc.{0}")
+        self.cx = st("cx", (T,), SortDom(C), 0, "cx.{0}", "the context the tool works on")
+        self.was = st("was", (T,), BOOL, False, "was.{0}", "stop's `was_enabled`")
+        self.sc = st("sc", (T,), IntDom(0, 2), 0, "sc.{0}", "the unlocked conflict scan's verdict")
+        self.sa = st("sa", (T, A), BOOL, False, "sa.{0}.{1}", "the agent set set_dispatch_agents installs")
+        # the dispatch and completion threads
+        self.dpc = st("dpc", (D,), EnumDom("WriterPc", tuple(DISPATCH_LABELS)), "idle", "pc.{0}")
+        self.dn = st("dn", (), IntDom(0, Card(K)), 0, "dn", "the next dispatch the writer takes")
+        self.hpc = st("hpc", (H,), EnumDom("HandlerPc", tuple(COMPLETE_LABELS)), "idle", "pc.{0}")
+        self.hk = st("hk", (), SortDom(K), 0, "hk", "the dispatch the handler completes")
+        # dispatches
+        self.st = st("st", (K,), EnumDom("KernelPhase", ("none", "hooked", "flight", "exited", "done")), "none",
+                     "st.{0}", "not written, enter hooks ran, submitted, exit hooks ran, completed")
+        self.da = st("da", (K,), SortDom(A), 0, "da.{0}", "the dispatch's agent (its queue)")
+        self.rq = st("rq", (K,), BOOL, False, "rq.{0}", "the enter hooks asked for serialization")
+        self.sz = st("sz", (K,), BOOL, False, "sz.{0}", "the dispatch was serialized")
+        self.ks = st("ks", (K,), IntDom(0, 3), 0, "ks.{0}", "kfd_stop + DISPATCH_END deliveries (capped)")
+        self.rt = st("rt", (K,), IntDom(0, cfg.max_ids), 0, "rt.{0}", "registry ids issued at the write")
+        self.pk = st("pk", (K, C), EnumDom("Packet", ("none", "empty", "spm")), "none", "pk.{0}.{1}",
+                     "the packet pre_kernel_call inserted into c's packet_return_map (digest §2.5)")
+        self.mp = st("mp", (K, C), BOOL, False, "mp.{0}.{1}", "that packet is still in c's map")
+        b.lay((self.rc_all,), (self.rc,), (self.ex,), (self.ser_en,), (self.inf,), (self.mtx,), (self.ids,),
+              (self.g_conflict,), (self.g_locked,), (self.g_timeout,))
+        b.lay((self.reg, self.slot, self.en, self.mk, self.prof, self.hd_all, self.ag, self.hd))
+        b.lay((self.tpc, self.cx, self.was, self.sc, self.sa))
+        b.lay((self.dpc,), (self.dn,), (self.hpc,), (self.hk,))
+        b.lay((self.st, self.da, self.rq, self.sz, self.ks, self.rt, self.pk, self.mp))
+        b.p.pc = {"tool": self.tpc, "dispatch": self.dpc, "complete": self.hpc}
+
+    # ---- derived expressions ----
+    def count(self, a: Expr) -> Expr:
+        return self.rc_all() + self.rc(a)
+
+    def unrestricted(self, c: Expr) -> Expr:
+        """dispatch_spm.agents is empty: the context covers every agent."""
+        x = Var("x", self.agent)
+        return Not(Exists(x, self.ag(c, x)))
+
+    def collects_on(self, c: Expr, a: Expr) -> Expr:
+        """dispatch_spm::collects_on(a) = agents.empty() || a in agents (digest §2.8) [SRC context.hpp]."""
+        return Or(self.ag(c, a), self.unrestricted(c))
+
+    def intersects(self, c1: Expr, c2: Expr) -> Expr:
+        """true if either agent set is empty, else set intersection non-empty (digest §2.8) [SRC]."""
+        x = Var("x", self.agent)
+        return Or(self.unrestricted(c1), self.unrestricted(c2), Exists(x, And(self.ag(c1, x), self.ag(c2, x))))
+
+    def published(self, c: Expr) -> Expr:
+        return self.slot(c) == "published"
+
+    def mutex_free(self) -> tuple[str, Expr]:
+        return ("contexts mutex is free", self.mtx() == 0)
+
+    def no_markers(self) -> tuple[str, Expr]:
+        """wait_for_stopping_contexts(): cv wait until the `stopping` set is empty (digest §2.8)."""
+        o = Var("o", self.context)
+        return ("no start/stop in progress (stopping set empty)", Forall(o, Not(self.mk(o))))
+
+    def instruments(self, v: LVariant, c: Expr, a: Expr) -> Expr:
+        """The enter hook calls pre_kernel_call for context c on a dispatch for agent a."""
+        return And(self.published(c), self.collects_on(c, a)) if v.scoped else self.published(c)
+
+    def gate(self, v: LVariant, a: Expr) -> Expr:
+        """spm::is_active_on_agent(a) (commit 4bbc5a8) or spm::is_any_active() (758072b), digest §2.10."""
+        c = Var("c", self.context)
+        if v.per_agent_gate:
+            return Exists(c, And(self.published(c), self.collects_on(c, a)))
+        return Exists(c, self.published(c))
+
+
+def _update_serialization(m: Lifecycle, v: LVariant, c: Expr, enable: bool) -> list:
+    """QueueController::enable/disable_serialization(agents(c)) as one atomic step, with the
+    ghost references context c holds (hd.*) moved alongside (digest §2.2 post-fix, §4 P9)."""
+    x = Var("x", m.agent)
+
+    def step(old: Expr, cap: int) -> Expr:
+        return Ite(old < cap, old + 1, old) if enable else Ite(old > 0, old - 1, old)
+
+    is_all = m.unrestricted(c) if v.scoped else TRUE
+    inside = And(Not(is_all), m.ag(c, x))
+    rc_all = Ite(is_all, step(m.rc_all(), m.refs), m.rc_all())
+    rc = Ite(inside, step(m.rc(x), m.refs), m.rc(x))
+    return [(m.rc_all(), rc_all), (m.hd_all(c), Ite(is_all, step(m.hd_all(c), HD_CAP), m.hd_all(c))),
+            Every(x, m.rc(x), rc), Every(x, m.hd(c, x), Ite(inside, step(m.hd(c, x), HD_CAP), m.hd(c, x))),
+            # transitions applied inside the refcount write lock from the post-update count (P1 final)
+            Every(x, m.ser_en(x), Ite(m.ex(x), rc_all + rc > 0, m.ser_en(x)))]
+
+
+def _scope_mask(m: Lifecycle, v: LVariant, c: Expr) -> ExprLike:
+    """The agent set an update covers, as a bitmask; 0 = all agents (the SDK's empty set)."""
+    return Mask(Var("x", m.agent), m.ag(c, Var("x", m.agent))) if v.scoped else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# tool threads: rocprofiler_start_context / stop_context / spm set_agents / ... (digest §2.7, §2.8)
+# ---------------------------------------------------------------------------------------------
+def _tool(m: Lifecycle, v: LVariant, cfg: LConfig) -> None:
+    b = m.b
+    R = m.tool
+    t = Var("t", R)
+    ctx = Var("ctx", m.context)
+    o = Var("o", m.context)
+    src_ctx = "digest §2.8 post [SRC amd-vkale@504daf36 / ROCm@003ba9fb context.cpp]"
+    on_ctx = {"ctx": ctx}
+    sel = (("{t} works on context {ctx}", m.cx(t) == ctx),)
+
+    # -- registration (allocate_context + SPM configure; registered contexts are never dropped) --
+    b.action(R, "idle", "context_register", t, params=(ctx,), static=on_ctx,
+             guard=(("context {ctx} not yet registered", Not(m.reg(ctx))),),
+             updates=((m.reg(ctx), True),),
+             source="digest §1.2 registered contexts (registry + published snapshot; retired kept alive)")
+
+    # -- registry client (PC sampling / thread trace / device counters still use add_callback) --
+    b.action(R, "idle", "add_callback", t, guard=(("registry ids left in the model", m.ids() < cfg.max_ids),),
+             updates=((m.ids(), m.ids() + 1),), observe={"id": m.ids() + 1},
+             source="digest §2.11: `static atomic<ClientID> client_id{1}` in QueueController::add_callback")
+
+    # -- start_context ---------------------------------------------------------------------------
+    # the scan over get_active_contexts(): published slots only (null skipped)
+    conflict = Exists(o, And(o != ctx, m.published(o), m.intersects(ctx, o)))
+    scan = Ite(m.published(ctx), R_ALREADY, Ite(conflict, R_CONFLICT, R_OK))
+
+    def reserve(result: Expr) -> tuple[list, Expr]:
+        ok = result == R_OK
+        ups: list = [(m.slot(ctx), Ite(ok, "reserved", m.slot(ctx))), (m.cx(t), ctx),
+                     (m.g_conflict(), Or(m.g_conflict(), result == R_CONFLICT))]
+        if v.start_marker:
+            ups.append((m.mk(ctx), Ite(ok, True, m.mk(ctx))))
+        return ups, Ite(ok, "publish", "idle")
+
+    # [INF] model gap: a second concurrent start of a context whose slot is reserved but not
+    # yet published would reserve a second slot; one slot per context is modelled.
+    start_guard = (m.mutex_free(), m.no_markers(), ("context {ctx} registered", m.reg(ctx)),
+                   ("context {ctx} profile alive", m.prof(ctx)),
+                   ("context {ctx} has no reserved-unpublished slot", m.slot(ctx) != "reserved"))
+    if v.scan_locked:
+        ups, goto = reserve(scan)
+        b.action(R, "idle", "start_begin", t, params=(ctx,), static=on_ctx, guard=start_guard,
+                 updates=ups, goto=goto, observe={"result": scan},
+                 source=src_ctx + ": lock; wait_for_stopping_contexts; scan (same id -> SUCCESS, intersects -> "
+                 "CONTEXT_CONFLICT); reserve slot; stopping.insert(id); unlock")
+    else:
+        b.action(R, "idle", "start_scan", t, params=(ctx,), static=on_ctx,
+                 guard=(("context {ctx} registered", m.reg(ctx)), ("context {ctx} profile alive", m.prof(ctx))),
+                 updates=((m.sc(t), scan), (m.cx(t), ctx)), goto="scan_done", observe={"result": scan},
+                 source="digest §5.1 variant A: conflict scan over get_active_contexts() before the mutex "
+                 "(mirror context.cpp L283-295)")
+        ups, goto = reserve(m.sc(t))
+        b.action(R, "scan_done", "start_begin", t, params=(ctx,), static=on_ctx, select=sel, guard=start_guard,
+                 updates=ups, goto=goto, observe={"result": m.sc(t)},
+                 source="digest §5.1 variant A: lock; reserve slot from the earlier scan's verdict; unlock")
+
+    b.action(R, "publish", "slot_publish", t, params=(ctx,), static=on_ctx, select=sel,
+             updates=((m.slot(ctx), "published"),), goto="spm_enable",
+             source=src_ctx + ": CAS slot[idx] null -> cfg after unlock")
+    b.action(R, "spm_enable", "spm_enable", t, params=(ctx,), static=on_ctx, select=sel,
+             updates=_update_serialization(m, v, ctx, True), goto="spm_set_enabled",
+             observe={"agents_mask": _scope_mask(m, v, ctx)},
+             source="spm::start_context: controller->enable_serialization(ctx.dispatch_spm.agents), digest §2.7 "
+             "post [SRC amd-vkale@5d4ce3a9]" + ("" if v.scoped else "; unscoped enable_serialization() "
+                                                  "[SRC ROCm@80e98e0c]"))
+    b.action(R, "spm_set_enabled", "spm_set_enabled", t, params=(ctx,), static=on_ctx, select=sel,
+             updates=((m.en(ctx), True),), goto="start_release" if v.start_marker else "idle",
+             source="spm::start_context: W(enabled): enabled = true (after acquiring), digest §2.7")
+    if v.start_marker:
+        b.action(R, "start_release", "marker_release", t, params=(ctx,), static=on_ctx, select=sel,
+                 guard=(m.mutex_free(),), updates=((m.mk(ctx), False),), goto="idle",
+                 source=src_ctx + ": lock; stopping.erase(id); unlock; cv.notify_all")
+
+    # -- stop_context ----------------------------------------------------------------------------
+    found = m.published(ctx)
+    ups = [(m.mk(ctx), Ite(found, True, m.mk(ctx))), (m.cx(t), ctx)]
+    if v.slot_cleared_first:
+        ups.append((m.slot(ctx), Ite(found, "free", m.slot(ctx))))
+    b.action(R, "idle", "stop_begin", t, params=(ctx,), static=on_ctx, guard=(m.mutex_free(), m.no_markers()),
+             updates=ups, goto=Ite(found, "spm_clear_enabled", "idle"),
+             observe={"result": Ite(found, S_FOUND, S_NOT_FOUND)},
+             source=(src_ctx + " phase 1: lock; wait; find slot (none -> CONTEXT_NOT_FOUND); stopping.insert; unlock")
+             if not v.slot_cleared_first else
+             "digest §2.8 before the ordering fix: lock; find slot; CAS slot -> null first (context.cpp:371), "
+             "then services (context.cpp:383) under the same lock")
+
+    after_no_release = "stop_release" if v.slot_cleared_first else "slot_clear"
+    b.action(R, "spm_clear_enabled", "spm_clear_enabled", t, params=(ctx,), static=on_ctx, select=sel,
+             updates=((m.en(ctx), False), (m.was(t), m.en(ctx))),
+             goto="drain" if not v.stop_disable_guarded else Ite(m.en(ctx), "drain", after_no_release),
+             observe={"was": m.en(ctx)},
+             source="spm::stop_context: W(enabled): was = enabled; enabled = false, digest §2.7 post"
+             + ("" if v.stop_disable_guarded else "; mid version releases unconditionally [SRC ROCm@80e98e0c]"))
+
+    x = Var("x", m.agent)
+    idle_queues = Forall(x, m.inf(x) == 0)
+    b.action(R, "drain", "queue_sync", t, params=(ctx,), static=on_ctx, select=sel,
+             guard=(("every queue's _active_kernels is 0", idle_queues),), goto="spm_disable",
+             observe={"drained": True},
+             source="queue_controller_sync(): Queue::sync() on every queue of every agent returns true, digest §2.9")
+    if cfg.timeouts:
+        b.action(R, "drain", "queue_sync", t, params=(ctx,), static=on_ctx, select=sel,
+                 guard=(("some queue still has kernels in flight", Not(idle_queues)),),
+                 updates=((m.g_timeout(), True),), goto="spm_disable", observe={"drained": False},
+                 source="Queue::sync(): 5 s timeout, ROCP_WARNING 'Timeout while waiting for queue sync'; "
+                 "spm::stop_context ignores the result, digest §2.9")
+
+    b.action(R, "spm_disable", "spm_disable", t, params=(ctx,), static=on_ctx, select=sel,
+             updates=_update_serialization(m, v, ctx, False),
+             goto="stop_release" if v.slot_cleared_first else "slot_clear",
+             observe={"agents_mask": _scope_mask(m, v, ctx)},
+             source="spm::stop_context: controller->disable_serialization(ctx.dispatch_spm.agents), digest §2.7")
+    if not v.slot_cleared_first:
+        b.action(R, "slot_clear", "slot_clear", t, params=(ctx,), static=on_ctx, select=sel,
+                 guard=(m.mutex_free(),), updates=((m.slot(ctx), "free"),), goto="stop_release",
+                 source=src_ctx + " phase 3: lock; CAS slot ctx -> null; num_active--; unlock")
+    b.action(R, "stop_release", "marker_release", t, params=(ctx,), static=on_ctx, select=sel,
+             guard=(m.mutex_free(),), updates=((m.mk(ctx), False),), goto="idle",
+             source=src_ctx + " scope guard: lock; stopping.erase(id); unlock; cv.notify_all")
+
+    # -- set_dispatch_agents (digest §2.7) ----------------------------------------------------------
+    agents = ScopeParam("set", m.agent)
+    active = m.published(ctx)
+    owner = Index(t) + 1  # mtx's value while t holds the contexts mutex
+    b.action(R, "idle", "set_agents_check", t, params=(ctx, agents), static={"ctx": ctx, "agents": agents},
+             guard=(m.mutex_free(),) + ((m.no_markers(),) if v.set_agents_waits else ()),
+             updates=((m.mtx(), Ite(active, 0, owner)), (m.cx(t), ctx), (m.g_locked(), Or(m.g_locked(), active)),
+                      Every(x, m.sa(t, x), agents.has(x))),
+             goto=Ite(active, "idle", "sa_write"), observe={"result": Ite(active, A_LOCKED, A_OK)},
+             source="set_dispatch_agents [SRC 5d4ce3a9]: lock; " + ("wait_for_stopping_contexts; "
+                                                                   if v.set_agents_waits else "") +
+             "refuse with CONFIGURATION_LOCKED if ctx is in the active slots")
+    b.action(R, "sa_write", "set_agents_write", t, params=(ctx,), static=on_ctx, select=sel,
+             guard=(("{t} holds the contexts mutex", m.mtx() == owner),),
+             updates=(Every(x, m.ag(ctx, x), m.sa(t, x)), (m.mtx(), 0)), goto="idle",
+             source="set_dispatch_agents: ctx.dispatch_spm.agents = selected; unlock (no lock of its own: "
+             "readers rely on the refusal while active)")
+
+    # -- scenario extras -----------------------------------------------------------------------------
+    if cfg.deactivate:
+        b.action(R, "idle", "deactivate", t, params=(ctx,), static=on_ctx, guard=(m.mutex_free(), m.no_markers()),
+                 updates=((m.slot(ctx), "free"),), observe={"result": Ite(m.published(ctx), S_FOUND, S_NOT_FOUND)},
+                 source="deactivate_client_contexts [SRC 504daf36]: lock; wait; CAS matching slots -> null "
+                 "without stopping services (digest §2.8, SPM doc gap 1)")
+    if cfg.destroy:
+        u = Var("u", R)
+        b.action(R, "idle", "profile_destroy", t, params=(ctx,), static=on_ctx,
+                 guard=(("context {ctx} stopped (slot free, no stop in progress)",
+                         And(m.slot(ctx) == "free", Not(m.mk(ctx)))),
+                        ("profile not yet destroyed", m.prof(ctx)),
+                        # a tool destroying a profile it is still starting is a tool bug, not a
+                        # protocol race (and would leave that start with no step)
+                        ("no tool inside an operation on context {ctx}",
+                         Not(Exists(u, And(m.cx(u) == ctx, m.tpc(u) != "idle"))))),
+                 updates=((m.prof(ctx), False),),
+                 source="tool destroys the SPM profile/config after rocprofiler_stop_context returned (seed: "
+                 "'the drain also incidentally covered stop_context followed by destroying the counter config')")
+
+
+# ---------------------------------------------------------------------------------------------
+# dispatch thread: WriteInterceptor + SPM enter hook + serializer (digest §2.4, §2.5, §3.2)
+# ---------------------------------------------------------------------------------------------
+def _dispatch(m: Lifecycle, v: LVariant) -> None:
+    b = m.b
+    R = m.dispatch
+    t = Var("t", R)
+    k, a = Var("id", m.kernel), Var("agent", m.agent)
+    c, x = Var("c", m.context), Var("x", m.agent)
+    nxt = (("dispatch {id} is the next one", m.dn() == k),)
+    ins = m.instruments(v, c, a)
+    b.action(R, "idle", "dispatch_write", t, params=(k, a), static={"agent": a, "id": k}, select=nxt,
+             updates=((m.da(k), a), (m.st(k), "hooked"), (m.rt(k), m.ids()),
+                      # pre_kernel_call: enabled -> SPMPacket, else the EmptyAQLPacket fallback; both
+                      # inserted into the context's packet_return_map, both serialize=true (digest §2.5)
+                      Every(c, m.pk(k, c), Ite(ins, Ite(m.en(c), "spm", "empty"), "none")),
+                      Every(c, m.mp(k, c), ins), (m.rq(k), Exists(c, ins))),
+             goto="hooked",
+             observe={"batch": Not(m.gate(v, a)), "instrumented": Mask(c, ins), "serialize": Exists(c, ins)},
+             source="WriteInterceptor: gate (" + ("is_active_on_agent" if v.per_agent_gate else "is_any_active") +
+             "), registry write_interceptor loop, SPM enter hook over active contexts" +
+             (" with collects_on(agent)" if v.scoped else " (no collects_on, v1 hooks)") +
+             ", pre_kernel_call; digest §2.4, §2.5")
+
+    # serializer(queue): create the agent's entry from the refcount if missing (atomic under R(rc)
+    # in the final core), then kernel_dispatch; async_started() +1
+    mine = And(m.da(k) == x, m.rq(k))
+    created_en = Ite(m.ex(x), m.ser_en(x), m.count(x) > 0)
+    serialized = And(m.rq(k), Exists(x, And(m.da(k) == x, created_en)))
+    b.action(R, "hooked", "dispatch_submit", t, params=(k,), static={"id": k}, select=nxt,
+             updates=((m.st(k), "flight"), (m.dn(), m.dn() + 1),
+                      Every(x, m.ex(x), Or(m.ex(x), mine)), Every(x, m.ser_en(x), Ite(mine, created_en, m.ser_en(x))),
+                      Every(x, m.inf(x), Ite(m.da(k) == x, m.inf(x) + 1, m.inf(x))), (m.sz(k), serialized)),
+             goto="idle", observe={"serialized": serialized},
+             source="WriteInterceptor: if is_serialized: serializer(queue).kernel_dispatch (serialized iff requested "
+             "and the agent's serializer ENABLED, digest §3.2); queue.async_started(); writer(out)")
+
+
+# ---------------------------------------------------------------------------------------------
+# completion thread: AsyncSignalHandler + SPM exit hook + post_kernel_call (digest §2.6)
+# ---------------------------------------------------------------------------------------------
+def _complete(m: Lifecycle, v: LVariant) -> None:
+    b = m.b
+    R = m.complete
+    t = Var("t", R)
+    k = Var("id", m.kernel)
+    c, x = Var("c", m.context), Var("x", m.agent)
+    spm_tag = hook_tags(v)["SPM"]
+    prescan = Or(Exists(c, m.pk(k, c) != "none"), m.rt(k) == spm_tag)
+    routed = m.published(c) if v.exit_over_active else m.reg(c)
+    erase = And(prescan, routed, m.mp(k, c))
+    # post_kernel_call of context c finds the dispatch's SPMPacket in its own map
+    delivered = Count(c, And(erase, m.pk(k, c) == "spm"))
+    b.action(R, "idle", "completion_exit", t, params=(k,), static={"id": k},
+             guard=(("dispatch {id} is in flight", m.st(k) == "flight"),),
+             updates=((m.st(k), "exited"), (m.hk(), k),
+                      (m.ks(k), Ite(m.ks(k) + delivered < 3, m.ks(k) + delivered, 3)),
+                      Every(c, m.mp(k, c), And(m.mp(k, c), Not(erase)))),
+             goto="exited", observe={"prescan": prescan, "delivered": delivered},
+             source="AsyncSignalHandler: SPM exit hook (pre-scan for SPM_CLIENT_ID; over " +
+             ("ACTIVE contexts, v1 [SRC id 59876318601]" if v.exit_over_active else
+              "REGISTERED contexts, v2 [SRC ROCm@03c67769]") +
+             "); post_kernel_call erases its own packet, kfd_stop + DISPATCH_END for an SPMPacket; digest §2.6")
+    b.action(R, "exited", "completion_signal", t, params=(k,), static={"id": k},
+             select=(("{t} completes dispatch {id}", m.hk() == k),),
+             updates=(Every(x, m.inf(x), Ite(And(m.da(k) == x, m.inf(x) > 0), m.inf(x) - 1, m.inf(x))),
+                      (m.st(k), "done")),
+             goto="idle",
+             source="AsyncSignalHandler: serializer.kernel_completion_signal; queue.async_complete() (-1, last "
+             "statement), digest §2.6")
+
+
+def definition(v: LVariant, cfg: LConfig) -> Protocol:
+    """The lifecycle at variant `v`'s knobs and `cfg`'s scenario switches and caps."""
+    return _definition(v, cfg.timeouts, cfg.deactivate, cfg.destroy, cfg.max_ids, cfg.contexts)
+
+
+@lru_cache(maxsize=None)
+def _definition(v: LVariant, timeouts: bool, deactivate: bool, destroy: bool, max_ids: int,
+                contexts: int) -> Protocol:
+    cfg = LConfig(contexts=contexts, max_ids=max_ids, timeouts=timeouts, deactivate=deactivate, destroy=destroy)
+    b = Builder(f"lifecycle/{v.name}")
+    m = Lifecycle(b, cfg)
+    _tool(m, v, cfg)
+    _dispatch(m, v)
+    _complete(m, v)
+    return b.p
+
+
+def expressions(v: LVariant, cfg: LConfig) -> Lifecycle:
+    """The sorts, state functions and derived expressions (for properties and invariants)."""
+    return Lifecycle(Builder(f"lifecycle/{v.name}"), cfg)
