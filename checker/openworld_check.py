@@ -78,7 +78,7 @@ def parse_fast(text: str) -> _Line | None:
         if not eq or not k or not v or k in keys or not k.isidentifier():
             return None
         pos = text.find(p, pos)
-        cols[k] = pos + len(k) + 2
+        cols[k] = pos + 1  # the key's column; its value starts len(k) + 1 later
         pos += len(p)
         keys[k] = _norm(v)
     return _Line(int(parts[0]), parts[1], parts[2], keys, cols)
@@ -253,7 +253,7 @@ class Replay:
                 return (Verdict.MALFORMED, "TRC005", "", f"'{ev.kind}' must report {k}=", 1)
             if got != want:
                 return (Verdict.DIVERGED, "CHK202", "", f"observed {k}={got}, the model computes {k}={want} "
-                        f"(an impossible value is a divergence: {_what(a, k)})", ev.cols.get(k, 1))
+                        f"(an impossible value is a divergence: {_what(a, k)})", ev.cols.get(k, 0) + len(k) + 1)
         return None
 
     def _edges(self, a: OAction, env: dict[str, Any], t: str, n: int, name: str) -> str:

@@ -24,7 +24,7 @@ def _static(a: OAction, env: dict[str, Any], rng: random.Random) -> list[str]:
             out.append(f"{k}={v.format(**{n: render(x) for n, x in env.items()})}")
         elif isinstance(v, ScopeParam):
             s = env[v.name]
-            members = list(s) if s is not None else []
+            members = sorted(s) if s is not None else []
             rng.shuffle(members)  # v2: sets in any order
             out.append(f"{k}={','.join(members) if s is not None else 'all'}")
         elif isinstance(v, BoolParam):
@@ -92,9 +92,11 @@ def _bindings(a: OAction, t: str, w: World, agents: list[str], rng: random.Rando
             if isinstance(p, ScopeParam):
                 same = _current_scope(w, t, agents)
                 k = rng.randint(1, len(agents))
-                for s in {None, frozenset(rng.sample(agents, k)), same}:
-                    if s is None or (p.sets and s):  # an agent set is `all` or non-empty
-                        nxt.append({**env, p.name: s})
+                scopes: list[frozenset[str] | None] = []
+                for s in (None, frozenset(rng.sample(agents, k)), same):  # a list: runs repeat by seed
+                    if s not in scopes and (s is None or (p.sets and s)):  # `all` or non-empty
+                        scopes.append(s)
+                nxt += [{**env, p.name: s} for s in scopes]
             elif isinstance(p, Var):
                 nxt += [{**env, p.name: x} for x in agents]
             else:

@@ -89,8 +89,8 @@ class Table:
     def set(self, args: tuple, v: Any) -> None:  # type: ignore[type-arg]
         if not self.arity:
             if v != self.val:
+                self.log.append((self.name, (), None, self.val, v))
                 self.val = v
-                self.log.append((self.name, (), None))
             return
         p, k = args[:-1], args[-1]
         r = self.rows.get(p)
@@ -101,16 +101,17 @@ class Table:
         cells = r[1]
         if v == r[0]:
             if k in cells:
-                del cells[k]
-                self.log.append((self.name, p, k))
+                self.log.append((self.name, p, k, cells.pop(k), v))
                 self.log.append(("#supp", self.name))
                 if not cells and r[0] == self.init:
                     del self.rows[p]
-        elif cells.get(k, r[0]) != v:
-            if k not in cells:
-                self.log.append(("#supp", self.name))
-            cells[k] = v
-            self.log.append((self.name, p, k))
+        else:
+            old = cells.get(k, r[0])
+            if old != v:
+                if k not in cells:
+                    self.log.append(("#supp", self.name))
+                cells[k] = v
+                self.log.append((self.name, p, k, old, v))
 
     def set_row(self, p: tuple, default: Any, cells: Mapping[Any, Any]) -> None:  # type: ignore[type-arg]
         kept = {k: v for k, v in cells.items() if v != default}
@@ -269,6 +270,27 @@ class Compiler:
 
     def _op(self, e: Op) -> Fn:
         o = e.op
+        labels = _one_of(e) if o == "or" else None
+        if labels is not None:
+            # `f(..) == l1 or f(..) == l2 ...`: one read, a set membership; an incremental claim
+            # depends on the membership, not on the value (a pc moving inside a window is no change)
+            app, lits = labels
+            if self.record and app.args:
+                name = app.func.name
+                pre = [Compiler(self.proto).value(a) for a in app.args[:-1]]
+                last = Compiler(self.proto).value(app.args[-1])
+
+                def member(w: World, env: Env) -> bool:
+                    p = tuple(f(w, env) for f in pre)
+                    k = last(w, env)
+                    w.reads.append(("#in", name, p, k, lits))
+                    t = w.t[name]
+                    r = t.rows.get(p)
+                    return (t.init if r is None else r[1].get(k, r[0])) in lits
+
+                return member
+            x = self.value(app)
+            return lambda w, env: x(w, env) in lits
         xs = [self.value(a) for a in e.args]
         if o == "and":
             order = _cheap_first(e.args, xs)
@@ -388,6 +410,9 @@ class Compiler:
         """The union, over applications with x among their arguments, of their support; plus
         the values of element-valued applications x is compared with."""
         getters: list[Cand] = []
+        for m in _members(e):  # x in an agent-set parameter: the set's members
+            if isinstance(m.elem, Var) and m.elem.name == x.name:
+                getters.append(lambda w, env, n=m.scope.name: env[n] or ())
         for app in _apps(e):
             for pos, a in enumerate(app.args):
                 if isinstance(a, Var) and a.name == x.name:
@@ -466,6 +491,42 @@ def _apps(e: Expr) -> Iterable[App]:
         yield from _apps(e.body)
     elif isinstance(e, Member):
         yield from _apps(e.elem)
+
+
+def _one_of(e: Op) -> tuple[App, frozenset[Any]] | None:
+    """An `or` of equalities between one application and literals, else None."""
+    app: App | None = None
+    lits = []
+    for a in e.args:
+        if not (isinstance(a, Op) and a.op == "eq" and isinstance(a.args[0], App) and isinstance(a.args[1], Lit)):
+            return None
+        f = a.args[0]
+        if app is None:
+            app = f
+        elif not _same_app(app, f):
+            return None
+        lits.append(a.args[1].value)
+    if app is None or not all(isinstance(v, str) for v in lits):
+        return None
+    return app, frozenset(lits)
+
+
+def _same_app(a: Expr, b: Expr) -> bool:
+    if isinstance(a, Var) and isinstance(b, Var):
+        return a.name == b.name
+    if isinstance(a, App) and isinstance(b, App):
+        return a.func is b.func and len(a.args) == len(b.args) and all(map(_same_app, a.args, b.args))
+    return a is b
+
+
+def _members(e: Expr) -> Iterable[Member]:
+    if isinstance(e, Member):
+        yield e
+    elif isinstance(e, (Op, App)):
+        for a in e.args:
+            yield from _members(a)
+    elif isinstance(e, Quant):
+        yield from _members(e.body)
 
 
 def _cost(e: Expr) -> int:
@@ -710,6 +771,8 @@ class Incremental:
             self.body = c.value(expr)
         self.deps: dict[tuple[Any, ...], set[Any]] = {}
         self.keys: dict[Any, set[tuple[Any, ...]]] = {}
+        self.last: dict[Any, list[tuple[Any, ...]]] = {}  # each element's reads at its last evaluation
+        self.pdeps: dict[tuple[Any, ...], dict[Any, frozenset[Any]]] = {}  # cell -> {element: labels}
         self.known: set[Any] = set()
         self._TOP = object()
 
@@ -720,16 +783,32 @@ class Incremental:
         return ok
 
     def _index(self, x: Any, reads: list[tuple[Any, ...]]) -> None:
+        if self.last.get(x) == reads:
+            return  # read the same cells as last time: the index already says so
+        self.last[x] = reads
         for k in self.keys.pop(x, ()):
+            if k[0] == "#in" and len(k) == 4:
+                pd = self.pdeps.get(k[1:])
+                if pd is not None:
+                    pd.pop(x, None)
+                continue
             s = self.deps.get(k)
             if s is not None:
                 s.discard(x)
         ks: set[tuple[Any, ...]] = set()
         for r in reads:
+            if len(r) == 5:  # ("#in", name, prefix, key, labels): depends on the membership only
+                cell = (r[1], r[2], r[3])
+                self.pdeps.setdefault(cell, {})[x] = r[4]
+                ks.add(("#in",) + cell)
+                ks.add((r[1], r[2]))
+                continue
             ks.add(r)
             if len(r) == 3:
                 ks.add((r[0], r[1]))  # a row write (an `Every`) changes every cell of the row
         for k in ks:
+            if k[0] == "#in" and len(k) == 4:
+                continue
             self.deps.setdefault(k, set()).add(x)
         self.keys[x] = ks
 
@@ -753,8 +832,18 @@ class Incremental:
     def after(self, w: World, log: list[tuple[Any, ...]]) -> Any:
         """After an event whose writes are `log`: the failing element, or None."""
         dirty: set[Any] = set()
-        deps = self.deps
+        deps, pdeps = self.deps, self.pdeps
         for k in log:
+            if len(k) == 5:  # a cell write: (name, prefix, key, old, new)
+                cell = k[:3]
+                s = deps.get(cell)
+                if s:
+                    dirty |= s
+                pd = pdeps.get(cell)
+                if pd:
+                    old, new = k[3], k[4]
+                    dirty.update(x for x, lits in pd.items() if (old in lits) != (new in lits))
+                continue
             s = deps.get(k)
             if s:
                 dirty |= s
