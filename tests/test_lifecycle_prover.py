@@ -167,7 +167,7 @@ def test_cli_lifecycle_json_and_cex(tmp_path, capsys) -> None:
 def test_every_lifecycle_step_declares_its_lock_nesting() -> None:
     """The static half of P5 reads LOCK_CHAINS per step kind; a new step without an entry must not
     silently count as lock-free."""
-    from spec.lifecycle.programs import LOCK_CHAINS
+    from spec.lifecycle.locks import LOCK_CHAINS
 
     for v in LVARIANTS:
         m = LifecycleModel(LConfig(deactivate=True, destroy=True), v)

@@ -10,7 +10,7 @@ import z3
 from spec.backend import CONCRETE
 from spec.lifecycle.expected import expected
 from spec.lifecycle.model import LifecycleModel
-from spec.lifecycle.programs import DISPATCH_LABELS, TOOL_LABELS
+from spec.lifecycle.definition import DISPATCH_LABELS, TOOL_LABELS
 from spec.lifecycle.properties import CORE_LPROPS, LPROPERTIES
 from spec.lifecycle.variants import LVARIANTS
 from spec.lifecycle.vocabulary import LConfig
@@ -44,7 +44,7 @@ def _counterpart(st: LStructure, idx: dict, act: Action) -> tuple[LAction, LPara
     pas = idx[(role, act.label, act.kind, vo)]
     assert len(pas) == 1, act.describe()
     p = act.params
-    members: tuple[int, ...] = tuple(p.get("set", ()))  # type: ignore[arg-type]
+    members: tuple[int, ...] = tuple(p.get("scope", ()))  # type: ignore[arg-type]  (spec.model.legacy_params)
     setp = (lambda x: z3.Or(*[x == st.agents[i] for i in members])) if members else (lambda x: z3.BoolVal(False))
     t = st.tools[int(act.thread[1:])] if role == "tool" else st.tools[0]
     return pas[0], LParams(t, st.ctxs[int(p.get("ctx", 0))], st.agents[int(p.get("agent", 0))],  # type: ignore[arg-type]

@@ -1,5 +1,6 @@
 """The SPM context lifecycle attached to the QueueController core (issue 5).
 
-Same definition style as the core (`spec.programs`): thread programs of steps written against a
-`Backend`, read by the prover as Z3 terms and by the checker/recorder as concrete values.
+Written once in the protocol language like the core (`spec.programs`): `definition.py` declares
+its sorts, state and actions; `spec.lang.finite` compiles them for the prover (Z3 terms) and the
+checker/recorder (concrete values).
 """

@@ -48,7 +48,7 @@ from ..lang.syntax import (
 )
 from ..programs import LABELS
 from .variants import LVariant, hook_tags
-from .vocabulary import LConfig
+from .vocabulary import PACKET, PHASE, SLOT, LConfig
 
 TOOL_LABELS = ["idle", "scan_done", "publish", "spm_enable", "spm_set_enabled", "start_release",
                "spm_clear_enabled", "drain", "spm_disable", "slot_clear", "stop_release", "sa_write"]
@@ -90,7 +90,7 @@ class Lifecycle:
         self.g_timeout = st("g_timeout", (), BOOL, False, "g.timeout", "a drain timed out (ghost)")
         # contexts
         self.reg = st("reg", (C,), BOOL, False, "reg.{0}", "registered (registry + published snapshot)")
-        self.slot = st("slot", (C,), EnumDom("SlotState", ("free", "reserved", "published")), "free",
+        self.slot = st("slot", (C,), SLOT, "free",
                        "slot.{0}", "the context's entry in the active-slot vector (digest §2.8)")
         self.en = st("en", (C,), BOOL, False, "en.{0}", "dispatch_spm `enabled`")
         self.mk = st("mk", (C,), BOOL, False, "mk.{0}", "in the `stopping` set (start/stop in progress)")
@@ -110,14 +110,14 @@ class Lifecycle:
         self.hpc = st("hpc", (H,), EnumDom("HandlerPc", tuple(COMPLETE_LABELS)), "idle", "pc.{0}")
         self.hk = st("hk", (), SortDom(K), 0, "hk", "the dispatch the handler completes")
         # dispatches
-        self.st = st("st", (K,), EnumDom("KernelPhase", ("none", "hooked", "flight", "exited", "done")), "none",
+        self.st = st("st", (K,), PHASE, "none",
                      "st.{0}", "not written, enter hooks ran, submitted, exit hooks ran, completed")
         self.da = st("da", (K,), SortDom(A), 0, "da.{0}", "the dispatch's agent (its queue)")
         self.rq = st("rq", (K,), BOOL, False, "rq.{0}", "the enter hooks asked for serialization")
         self.sz = st("sz", (K,), BOOL, False, "sz.{0}", "the dispatch was serialized")
         self.ks = st("ks", (K,), IntDom(0, 3), 0, "ks.{0}", "kfd_stop + DISPATCH_END deliveries (capped)")
         self.rt = st("rt", (K,), IntDom(0, cfg.max_ids), 0, "rt.{0}", "registry ids issued at the write")
-        self.pk = st("pk", (K, C), EnumDom("Packet", ("none", "empty", "spm")), "none", "pk.{0}.{1}",
+        self.pk = st("pk", (K, C), PACKET, "none", "pk.{0}.{1}",
                      "the packet pre_kernel_call inserted into c's packet_return_map (digest §2.5)")
         self.mp = st("mp", (K, C), BOOL, False, "mp.{0}.{1}", "that packet is still in c's map")
         b.lay((self.rc_all,), (self.rc,), (self.ex,), (self.ser_en,), (self.inf,), (self.mtx,), (self.ids,),
@@ -428,21 +428,20 @@ def _complete(m: Lifecycle, v: LVariant) -> None:
 
 def definition(v: LVariant, cfg: LConfig) -> Protocol:
     """The lifecycle at variant `v`'s knobs and `cfg`'s scenario switches and caps."""
-    return _definition(v, cfg.timeouts, cfg.deactivate, cfg.destroy, cfg.max_ids, cfg.contexts)
+    return language(v, cfg).b.p
+
+
+def language(v: LVariant, cfg: LConfig) -> Lifecycle:
+    """The definition's sorts, state functions and derived expressions (`instruments`, `gate`,
+    ...), for properties and invariant candidates that name them."""
+    return _built(v, cfg.timeouts, cfg.deactivate, cfg.destroy, cfg.max_ids, cfg.contexts)
 
 
 @lru_cache(maxsize=None)
-def _definition(v: LVariant, timeouts: bool, deactivate: bool, destroy: bool, max_ids: int,
-                contexts: int) -> Protocol:
+def _built(v: LVariant, timeouts: bool, deactivate: bool, destroy: bool, max_ids: int, contexts: int) -> Lifecycle:
     cfg = LConfig(contexts=contexts, max_ids=max_ids, timeouts=timeouts, deactivate=deactivate, destroy=destroy)
-    b = Builder(f"lifecycle/{v.name}")
-    m = Lifecycle(b, cfg)
+    m = Lifecycle(Builder(f"lifecycle/{v.name}"), cfg)
     _tool(m, v, cfg)
     _dispatch(m, v)
     _complete(m, v)
-    return b.p
-
-
-def expressions(v: LVariant, cfg: LConfig) -> Lifecycle:
-    """The sorts, state functions and derived expressions (for properties and invariants)."""
-    return Lifecycle(Builder(f"lifecycle/{v.name}"), cfg)
+    return m

@@ -51,7 +51,9 @@ def atoms(m: Model) -> list[tuple[str, AtomFn]]:
 def counting(m: Model) -> list[Candidate]:
     """Counting facts and the property-shaped conjuncts (each state property of the lifecycle, and
     the state form of P3: an enabled agent is covered by a published context collecting on it)."""
-    from .programs import instruments
+    from ..lang.finite import compile_closed
+    from ..lang.syntax import Exists, Lit, Var
+    from .definition import language
     from .properties import LPROPERTIES, META, ser_on
 
     cfg: LConfig = m.cfg  # type: ignore[assignment]
@@ -63,9 +65,12 @@ def counting(m: Model) -> list[Candidate]:
     for name, p in LPROPERTIES.items():
         if p.state is not None and name not in META:
             out.append(Candidate(f"prop:{name}", lambda b, s, f=p.state: f(b, s, m)))
+    lang = language(m.variant, cfg)  # type: ignore[arg-type]
+    c = Var("c", lang.context)
     for a in A:
-        out.append(Candidate(f"covered {a}", lambda b, s, a=a: b.Implies(
-            ser_on(b, s, a), b.Or(*[instruments(b, s, cfg, m.variant, c, a) for c in C]))))  # type: ignore[arg-type]
+        # the enter hook's own condition, compiled from the definition at this size
+        hooked = compile_closed(m.universe, Exists(c, lang.instruments(m.variant, c, Lit(a))), f"covered {a}")  # type: ignore[arg-type]
+        out.append(Candidate(f"covered {a}", lambda b, s, a=a, f=hooked: b.Implies(ser_on(b, s, a), f(b, s))))
     for x in ["all"] + [str(a) for a in A]:
         out.append(Candidate(f"rc.{x} == sum hd.*.{x}",
                              lambda b, s, x=x: s[f"rc.{x}"] == b.Sum([s[f"hd.{c}.{x}"] for c in C])))

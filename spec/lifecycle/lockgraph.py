@@ -17,7 +17,7 @@ def lock_graph(m: Model) -> LGraph:
     import networkx as nx
 
     from ..lockgraph import explore_edges
-    from .programs import lock_chains
+    from .locks import lock_chains
 
     edges: dict[tuple[str, str], str] = {}
     for a in m.actions:

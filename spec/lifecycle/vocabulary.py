@@ -17,18 +17,22 @@ from itertools import combinations
 from typing import Mapping
 
 from ..backend import Backend, Term
-from ..vocabulary import VarDecl
+from ..lang.syntax import EnumDom
 
 State = Mapping[str, Term]
 
 # slot of a context in the active-slot vector (digest §2.8): free, reserved (under the mutex,
 # still null), published (CAS null -> ctx)
-FREE, RESERVED, PUBLISHED = 0, 1, 2
+SLOT = EnumDom("SlotState", ("free", "reserved", "published"))
 # dispatch phases: not yet written, enter hooks ran, submitted (async_started), exit hooks ran,
 # completed (async_complete)
-D_NONE, D_HOOKED, D_FLIGHT, D_EXITED, D_DONE = 0, 1, 2, 3, 4
+PHASE = EnumDom("KernelPhase", ("none", "hooked", "flight", "exited", "done"))
 # SPM packet inserted into a context's packet_return_map by pre_kernel_call (digest §2.5)
-P_NONE, P_EMPTY, P_SPM = 0, 1, 2
+PACKET = EnumDom("Packet", ("none", "empty", "spm"))
+# the finite reading stores an enumeration's label index: these are the values properties compare
+FREE, RESERVED, PUBLISHED = range(len(SLOT.labels))
+D_NONE, D_HOOKED, D_FLIGHT, D_EXITED, D_DONE = range(len(PHASE.labels))
+P_NONE, P_EMPTY, P_SPM = range(len(PACKET.labels))
 
 
 @dataclass(frozen=True)
@@ -84,38 +88,3 @@ def intersects(b: Backend, s: State, cfg: LConfig, c1: int, c2: int) -> Term:
 
 def count(b: Backend, s: State, a: int) -> Term:
     return s["rc.all"] + s[f"rc.{a}"]
-
-
-def declare(cfg: LConfig, labels: Mapping[str, list[str]]) -> list[VarDecl]:
-    A, C, N = range(cfg.agents), range(cfg.contexts), range(cfg.dispatches)
-    refs = 2 * cfg.contexts + 1
-    out: list[VarDecl] = [VarDecl("rc.all", "int", 0, 0, refs)]
-    out += [VarDecl(f"rc.{a}", "int", 0, 0, refs) for a in A]
-    out += [VarDecl(f"ser.ex.{a}", "bool", False) for a in A]
-    out += [VarDecl(f"ser.en.{a}", "bool", False) for a in A]
-    out += [VarDecl(f"inf.{a}", "int", 0, 0, cfg.dispatches) for a in A]
-    out.append(VarDecl("mtx", "int", 0, 0, cfg.tools))  # contexts mutex: 0 free, i+1 held by t<i>
-    out.append(VarDecl("ids", "int", 0, 0, cfg.max_ids))  # registry ids handed out so far
-    out += [VarDecl(g, "bool", False) for g in ("g.conflict", "g.locked", "g.timeout")]
-    for c in C:
-        out += [VarDecl(f"reg.{c}", "bool", False), VarDecl(f"slot.{c}", "int", FREE, 0, 2),
-                VarDecl(f"en.{c}", "bool", False), VarDecl(f"mk.{c}", "bool", False),
-                VarDecl(f"prof.{c}", "bool", True), VarDecl(f"hd.{c}.all", "int", 0, 0, 3)]
-        out += [VarDecl(f"ag.{c}.{a}", "bool", False) for a in A]
-        out += [VarDecl(f"hd.{c}.{a}", "int", 0, 0, 3) for a in A]
-    for t in cfg.tool_ids():
-        out += [VarDecl(f"pc.{t}", "int", 0, 0, len(labels["tool"]) - 1),
-                VarDecl(f"cx.{t}", "int", 0, 0, cfg.contexts - 1), VarDecl(f"was.{t}", "bool", False),
-                VarDecl(f"sc.{t}", "int", 0, 0, 2)]
-        out += [VarDecl(f"sa.{t}.{a}", "bool", False) for a in A]
-    out += [VarDecl("pc.d0", "int", 0, 0, len(labels["dispatch"]) - 1),
-            VarDecl("dn", "int", 0, 0, cfg.dispatches)]
-    out += [VarDecl("pc.h0", "int", 0, 0, len(labels["complete"]) - 1),
-            VarDecl("hk", "int", 0, 0, cfg.dispatches - 1)]
-    for k in N:
-        out += [VarDecl(f"st.{k}", "int", D_NONE, 0, D_DONE), VarDecl(f"da.{k}", "int", 0, 0, cfg.agents - 1),
-                VarDecl(f"rq.{k}", "bool", False), VarDecl(f"sz.{k}", "bool", False),
-                VarDecl(f"ks.{k}", "int", 0, 0, 3), VarDecl(f"rt.{k}", "int", 0, 0, cfg.max_ids)]
-        out += [VarDecl(f"pk.{k}.{c}", "int", P_NONE, 0, P_SPM) for c in C]
-        out += [VarDecl(f"mp.{k}.{c}", "bool", False) for c in C]
-    return out

@@ -1,4 +1,4 @@
-"""One parametric transition per step of spec/lifecycle/programs.py, for every LVariant knob and
+"""One parametric transition per step of spec/lifecycle/definition.py, for every LVariant knob and
 the scenario switches (drain timeouts, deactivate, profile destroy).
 
 A transition is existential over its parameters (`LParams`: tool t, context c, agent a,

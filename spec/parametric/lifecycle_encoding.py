@@ -44,7 +44,7 @@ from typing import Callable
 
 import z3
 
-from ..lifecycle.programs import COMPLETE_LABELS, DISPATCH_LABELS, TOOL_LABELS
+from ..lifecycle.definition import COMPLETE_LABELS, DISPATCH_LABELS, TOOL_LABELS
 from ..lifecycle.variants import LVariant, hook_tags
 from .encoding import Agent, Fn, PState, exists, forall
 

@@ -8,7 +8,7 @@ from typing import Iterator, Mapping
 
 import z3
 
-from ..lifecycle.programs import COMPLETE_LABELS, DISPATCH_LABELS, TOOL_LABELS
+from ..lifecycle.definition import COMPLETE_LABELS, DISPATCH_LABELS, TOOL_LABELS
 from ..lifecycle.vocabulary import D_EXITED, D_FLIGHT, P_SPM, LConfig
 from .encoding import Agent, PState, finite_universe
 from .lifecycle_encoding import ENUM_VALUES, SYMBOLS, Ctx, Dispatch, Tool

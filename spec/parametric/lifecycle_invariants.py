@@ -15,7 +15,7 @@ Layers (a property's invariant is the conjunction of the layers `LAYERS` lists f
          belong to registered contexts and are real packets (digest §4 P4)
   ids    registry ids handed out are counted from 0 (digest §2.11)
 
-Phase facts name the labels of spec/lifecycle/programs.py for the `final` control flow; for a
+Phase facts name the labels of spec/lifecycle/definition.py for the `final` control flow; for a
 variant whose knobs change that flow they simply fail a consecution query, which is the point.
 """
 from __future__ import annotations
@@ -117,7 +117,7 @@ def conjuncts(v: LVariant) -> list[LConjunct]:
     # ---- ctl ----------------------------------------------------------------------------------
     reached = tool_labels(v)
     add(f"tool pc in {sorted(reached)}", "ctl", lambda s: forall(Tool, lambda t: tool_at(s, t, *sorted(reached))),
-        "spec/lifecycle/programs.py control flow (labels reachable from idle)")
+        "spec/lifecycle/definition.py control flow (labels reachable from idle)")
     add("mo(t) <-> t at sa_write", "ctl", lambda s: forall(Tool, lambda t: s.mo(t) == tool_at(s, t, "sa_write")),
         "set_dispatch_agents holds the contexts mutex from its check to its write")
     add("one mutex owner", "ctl", lambda s: forall(Tool, lambda t: forall(

@@ -167,7 +167,7 @@ def state_cti(m: z3.ModelRef, s: PState, variant: str, note: str, first: dict[z3
 
 
 def step_event(m: z3.ModelRef, st: LStructure, pa: LAction, p: LParams) -> str:
-    """`1 <thread> <kind> key=value` with the step's static keys (as spec.lifecycle.programs)."""
+    """`1 <thread> <kind> key=value` with the step's static keys (as spec.lifecycle.definition)."""
     thread = {"tool": "t0", "dispatch": "d0", "complete": "h0"}[pa.role]
     idx = lambda es, e: [str(m.eval(x, model_completion=True)) for x in es].index(  # noqa: E731
         str(m.eval(e, model_completion=True)))
@@ -387,7 +387,7 @@ def lock_graph(v: LVariant, acts: list[LAction]) -> Check:
     size-independent: a step's nesting does not depend on how many contexts or agents exist)
     united with the core's edges from the parametric lock table of the final core (proved for
     every size by its consecution queries)."""
-    from ..lifecycle.programs import lock_chains
+    from ..lifecycle.locks import lock_chains
     from ..variants import VARIANTS
     from .transitions import build_actions
     from .encoding import LOCK_REL
