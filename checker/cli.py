@@ -175,6 +175,10 @@ def _lifecycle_pairs(lv: list[str], lp: list[str], explicit: bool) -> list[tuple
 def cmd_prove(args: argparse.Namespace) -> int:
     if args.list:
         return cmd_list(args)
+    if args.model == "datapath":
+        from .datapath_cli import prove
+
+        return prove(args)
     if args.infer or args.parametric:
         got = run_prove(args)
         assert isinstance(got, int)
@@ -436,6 +440,10 @@ def _drop_seconds_column(text: str) -> str:
 
 
 def cmd_cex(args: argparse.Namespace) -> int:
+    if args.model == "datapath":
+        from .datapath_cli import cex
+
+        return cex(args)
     from spec.lifecycle.properties import LPROPERTIES
     from spec.lifecycle.variants import LVARIANTS
     from spec.properties import PROPERTIES
@@ -504,8 +512,9 @@ def _write_cex(args: argparse.Namespace, r: "ProofResult", render: Callable[[], 
 
 def _lifecycle_args(p: argparse.ArgumentParser, with_model: bool = True) -> None:
     if with_model:
-        p.add_argument("--model", choices=("core", "lifecycle"), default=None,
-                       help="which model a name shared by both refers to (default: core)")
+        p.add_argument("--model", choices=("core", "lifecycle", "datapath"), default=None,
+                       help="which model a name shared by both refers to (default: core); datapath: "
+                            "--property is a row of `prove --model datapath` (H1, H2b, ...), the trace is v2")
     p.add_argument("--contexts", type=int, default=2, metavar="N", help="lifecycle: SPM contexts (default 2)")
     p.add_argument("--tools", type=int, default=2, metavar="N", help="lifecycle: tool threads (default 2)")
     p.add_argument("--dispatches", type=int, default=3, metavar="N", help="lifecycle: dispatches (default 3)")
@@ -562,9 +571,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("--brief", action="store_true", help="the default (kept for old scripts); see -v")
     pr.add_argument("--infer", action="store_true",
                     help="re-run Houdini and store the inductive invariants under spec/proofs/ of the checkout")
-    pr.add_argument("--model", choices=("core", "lifecycle", "all"), default="all",
+    pr.add_argument("--model", choices=("core", "lifecycle", "all", "datapath"), default="all",
                     help="core: update_serialization()/serializer(); lifecycle: SPM contexts, hooks, "
-                         "drain, tags, gate (default: all)")
+                         "drain, tags, gate (default: all); datapath: the hazard x revision table of the "
+                         "data path (spec/datapath; not part of all)")
     pr.add_argument("--fresh", action="store_true",
                     help="ignore the stored counterexamples and witness paths (spec/certs/) and search for every "
                          "answer; the stored invariants are re-checked by Z3 either way")

@@ -27,7 +27,7 @@ from .results import Evidence, FileResult, Problem, Verdict
 MAX_PROBLEMS = 20
 MAX_DIGITS = 20
 DEADLOCK = "lock-order-acyclic"
-MODELS = ("core",)
+MODELS = ("core", "datapath")
 _INT = re.compile(r"-?[0-9]+\Z")
 
 
@@ -37,10 +37,23 @@ def _lark() -> Lark:
 
 
 @lru_cache(maxsize=None)
-def reading(model: str, variant: str) -> OpenWorld:
-    """The open-world reading of one variant's definition (compiled once per process)."""
+def reading(model: str, variant: str, scope: str = "") -> OpenWorld:
+    """The open-world reading of one variant's definition (compiled once per process); the data
+    path's definition also depends on the scenario scope its header names (spec.datapath)."""
+    if model == "datapath":
+        from spec.datapath.verdicts import trace_definition
+
+        return OpenWorld(trace_definition(variant, scope))
     assert model == "core"
     return OpenWorld(definition(VARIANTS[variant]))
+
+
+def _variants(model: str) -> list[str]:
+    if model == "datapath":
+        from spec.datapath.variants import DVARIANTS
+
+        return list(DVARIANTS)
+    return list(VARIANTS)
 
 
 @dataclass
@@ -134,9 +147,15 @@ def parse_header(text: str, n: int) -> tuple[Header2 | None, Problem | None]:
     variant = meta.get("variant")
     if variant is None:
         return None, Problem("TRC015", n, 1, "the v2 header needs variant=<name>")
-    if variant not in VARIANTS:
+    if variant not in _variants(model):
         return None, Problem("TRC015", n, text.find("variant=") + 9,
-                             f"unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+                             f"unknown variant {variant!r}; known: {', '.join(_variants(model))}")
+    if model == "datapath":
+        from spec.datapath.verdicts import SCOPES
+
+        if meta.get("scope") not in SCOPES:
+            return None, Problem("TRC015", n, (text.find("scope=") + 7) if "scope=" in text else 1,
+                                 f"a datapath v2 header needs scope=<one of: {', '.join(SCOPES)}>")
     return Header2(model, variant, meta, n), None
 
 
@@ -341,7 +360,7 @@ def check_lines(lines: Iterator[tuple[int, str | None, Any, bool]], name: str,
     h, bad = parse_header(first[1], first[0])
     if bad is not None:
         problem(bad)
-    rp = Replay(reading(h.model, h.variant)) if h is not None else None
+    rp = Replay(reading(h.model, h.variant, h.meta.get("scope", ""))) if h is not None else None
     replaying = rp is not None
     expect, last_seq, events, ended, last_line = -1, -1, 0, 0, first[0]
     stop: tuple[int, Verdict, str, str, str, int, tuple[Evidence, ...]] | None = None
