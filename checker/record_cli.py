@@ -50,6 +50,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hold", type=nonnegative, default=0.001,
                         help="max seconds a holder keeps a reference between enable and disable")
     parser.add_argument("--seed", type=int, default=0, help="seed of the per-thread RNGs")
+    parser.add_argument("--format", type=int, choices=(1, 2), default=1,
+                        help="trace format (--impl cpp, core): 1 names threads u0/l0 and declares sizes "
+                        "(at most 6 agents); 2 writes opaque thread ids and no sizes (any number of agents "
+                        "and threads, e.g. 8 agents and 64 threads)")
     parser.add_argument("-o", "--output", required=True, help="trace file to write")
     parser.add_argument("--json", metavar="PATH", help="write the JSON envelope ('-' for stdout)")
     lc = parser.add_argument_group("lifecycle (--model lifecycle)")

@@ -30,6 +30,8 @@ def command(args: argparse.Namespace, exe: str) -> list[str]:
                          f"(known: {', '.join(known)})")
     if args.seconds is not None:
         raise ValueError("--seconds is not supported with --impl cpp (use --ops)")
+    if getattr(args, "format", 1) == 2 and lifecycle:
+        raise ValueError("--format 2 is written for the core model only (the lifecycle reads v1)")
     cmd = [exe, "--model", "lifecycle" if lifecycle else "core", "--variant", args.variant,
            "--agents", str(args.agents), "--seed", str(args.seed), "--jitter", str(args.jitter),
            "-o", args.output]
@@ -45,7 +47,15 @@ def command(args: argparse.Namespace, exe: str) -> list[str]:
     n = args.threads
     updaters = args.updaters if args.updaters is not None else (n if n is not None else 2)
     lookups = args.lookups if args.lookups is not None else (n if n is not None else 2)
+    if getattr(args, "format", 1) == 1:
+        from . import limits
+
+        bad = limits.core_problem(args.agents, updaters, lookups)
+        if bad:  # a v1 header declares sizes, and `spmcheck check` reads v1 only up to its limits
+            raise ValueError(f"{bad} in format 1 (use --format 2 for larger runs)")
     cmd += ["--updaters", str(updaters), "--lookups", str(lookups), "--hold-us", str(round(args.hold * 1e6))]
+    if getattr(args, "format", 1) == 2:
+        cmd += ["--format", "2"]  # opaque thread ids, no sizes in the header (traces/FORMAT.md v2)
     if args.ops is not None:
         cmd += ["--ops", str(args.ops)]
     return cmd

@@ -16,7 +16,7 @@ void seed_thread(const options& o, char role, int i) {
     auto& p = pause_config();
     p.rng.seed(o.seed * 1000003u + static_cast<std::uint64_t>(role) * 131u + static_cast<std::uint64_t>(i));
     p.jitter = o.jitter;
-    spmcheck::trace::set_thread_name(trace_thread_name(role, i));
+    spmcheck::trace::set_thread_name(trace_thread_name(role, i, o.format));
 }
 
 void hold(const options& o) {
@@ -35,9 +35,12 @@ int run_core(const options& o) {
         return 2;
     }
     QueueController qc(v, o.agents);
-    spmcheck::trace::core_header(o.variant, o.agents, o.updaters, o.lookups,
-                                 " seed=" + std::to_string(o.seed) + " ops=" + std::to_string(o.ops) +
-                                     " source=spmcheck-impl-cpp");
+    const std::string meta = " seed=" + std::to_string(o.seed) + " ops=" + std::to_string(o.ops) +
+                             " source=spmcheck-impl-cpp";
+    if (o.format == 2)
+        spmcheck::trace::core_header_v2(o.variant, meta);  // no sizes: ids are discovered on first use
+    else
+        spmcheck::trace::core_header(o.variant, o.agents, o.updaters, o.lookups, meta);
     const auto& ids = qc.agents();
     std::vector<std::thread> threads;
     for (int i = 0; i < o.updaters; ++i)

@@ -36,7 +36,7 @@ void pause_point() {
 namespace {
 
 const char* kUsage =
-    "usage: spmcheck-impl --model core|lifecycle --variant V -o FILE [--seed N] [--jitter P]\n"
+    "usage: spmcheck-impl --model core|lifecycle --variant V -o FILE [--seed N] [--jitter P] [--format 1|2 (core)]\n"
     "  core:      [--agents N<=8] [--updaters N] [--lookups N] [--threads N (each role)] [--ops N] [--hold-us N]\n"
     "  lifecycle: [--agents N<=4] [--contexts N<=4] [--tools N<=8] [--dispatches N<=256] [--ops N]\n"
     "             [--max-ids N] [--timeouts 0|1] [--sync-timeout-us N]\n";
@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
             o.jitter = std::strtod(val, &end);
             if (!end || *end || o.jitter < 0 || o.jitter > 1) { std::fprintf(stderr, "spmcheck-impl: --jitter must be in [0, 1]\n"); return 2; }
         }
+        else if (k == "--format") o.format = num(1, 2);
         else if (k == "--contexts") o.contexts = num(1, 4);
         else if (k == "--tools") o.tools = num(1, 8);
         else if (k == "--dispatches") o.dispatches = num(1, 256);
@@ -93,6 +94,7 @@ int main(int argc, char** argv) {
     }
     if (!ops_given) o.tool_ops = 30;
     if (o.output.empty()) { std::fprintf(stderr, "spmcheck-impl: -o FILE is required\n%s", kUsage); return 2; }
+    if (o.model == "lifecycle" && o.format == 2) { std::fprintf(stderr, "spmcheck-impl: --format 2 is core only\n"); return 2; }
     if (o.model == "lifecycle" && o.agents > 4) { std::fprintf(stderr, "spmcheck-impl: lifecycle --agents must be in 1..4\n"); return 2; }
     if (o.model == "core" && o.updaters + o.lookups < 1) { std::fprintf(stderr, "spmcheck-impl: need at least one thread\n"); return 2; }
     std::FILE* f = std::fopen(o.output.c_str(), "w");

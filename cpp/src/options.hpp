@@ -17,6 +17,7 @@ struct options {
     double jitter = 0.2;    // probability of a pause at each lock boundary
     int hold_us = 20;       // core: max microseconds a holder keeps its reference
     std::uint64_t seed = 0;
+    int format = 1;         // trace format: 1 (threads named by role, sizes in the header) or 2 (core only)
     // lifecycle
     int contexts = 2;
     int tools = 2;

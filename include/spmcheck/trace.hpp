@@ -268,6 +268,11 @@ inline void set_thread_name(const std::string& name) { detail::current() = sink(
 inline lock_id register_lock(const std::string& name) { return sink().register_lock(name); }
 inline std::uint64_t events() { return sink().events(); }
 
+// Format v2 core header: no sizes (threads, agents are discovered by the checker as they appear).
+inline void core_header_v2(const std::string& variant, const std::string& meta = "") {
+    sink().set_header("spmcheck-trace v2 model=core variant=" + variant + meta);
+}
+
 // Header lines (format v1). `meta` is appended verbatim: " key=value key=value".
 inline void core_header(const std::string& variant, int agents, int updaters, int lookups,
                         const std::string& meta = "") {
@@ -380,6 +385,7 @@ inline void set_thread_name(const std::string&) {}
 inline lock_id register_lock(const std::string&) { return 0; }
 constexpr std::uint64_t events() { return 0; }
 inline void core_header(const std::string&, int, int, int, const std::string& = "") {}
+inline void core_header_v2(const std::string&, const std::string& = "") {}
 inline void lifecycle_header(const std::string&, int, int, int, int, int, bool, bool, bool,
                              const std::string& = "") {}
 inline bool write(std::FILE*) { return true; }

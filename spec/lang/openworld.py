@@ -69,7 +69,7 @@ NO_ELEMENT = None  # the initial value of an element-valued function (no element
 class Table:
     """One state function: rows keyed by argument prefix, each [default, {last arg: value}]."""
 
-    __slots__ = ("func", "name", "init", "arity", "rows", "val", "log")
+    __slots__ = ("func", "name", "init", "arity", "rows", "val", "log", "by_value")
 
     def __init__(self, f: Func, log: list[tuple[Any, ...]]) -> None:
         self.func = f
@@ -79,6 +79,9 @@ class Table:
         self.rows: dict[tuple, list] = {}  # type: ignore[type-arg]
         self.val: Any = self.init
         self.log = log  # what each write changed: cells (name, prefix, key), rows (name, prefix), supports
+        # a unary enumeration (a program counter): value -> the elements holding it, so "threads at
+        # one of these labels" is found without visiting every thread inside a call
+        self.by_value: dict[Any, set[Any]] | None = {} if self.arity == 1 and isinstance(f.dom, EnumDom) else None
 
     def get(self, args: tuple) -> Any:  # type: ignore[type-arg]
         if not self.arity:
@@ -99,10 +102,15 @@ class Table:
                 return
             r = self.rows[p] = [self.init, {}]
         cells = r[1]
+        bv = self.by_value
         if v == r[0]:
             if k in cells:
-                self.log.append((self.name, p, k, cells.pop(k), v))
+                old = cells.pop(k)
+                self.log.append((self.name, p, k, old, v))
                 self.log.append(("#supp", self.name))
+                if bv is not None:
+                    bv[old].discard(k)
+                    self.log.append(("#val", self.name, old))
                 if not cells and r[0] == self.init:
                     del self.rows[p]
         else:
@@ -112,6 +120,12 @@ class Table:
                     self.log.append(("#supp", self.name))
                 cells[k] = v
                 self.log.append((self.name, p, k, old, v))
+                if bv is not None:
+                    if old in bv:
+                        bv[old].discard(k)
+                        self.log.append(("#val", self.name, old))
+                    bv.setdefault(v, set()).add(k)
+                    self.log.append(("#val", self.name, v))
 
     def set_row(self, p: tuple, default: Any, cells: Mapping[Any, Any]) -> None:  # type: ignore[type-arg]
         kept = {k: v for k, v in cells.items() if v != default}
@@ -126,6 +140,12 @@ class Table:
             self.rows[p] = [default, kept]
         self.log.append((self.name, p))
         self.log.append(("#supp", self.name))
+        if self.by_value is not None:  # rebuilt (a row write of a program counter does not occur)
+            self.by_value = {}
+            for k, v in kept.items():
+                self.by_value.setdefault(v, set()).add(k)
+            for v in list(self.by_value) + [default]:
+                self.log.append(("#val", self.name, v))
 
     def support(self, pos: int, prefix: tuple | None) -> Collection[Any]:  # type: ignore[type-arg]
         """Elements at argument `pos` whose value can differ from the unnamed one's."""
@@ -375,6 +395,12 @@ class Compiler:
     def _cand(self, e: Expr, x: Var) -> Cand:
         if not _mentions(e, x):
             return lambda w, env: ()
+        if isinstance(e, Op) and e.op == "or" and _one_of(e) is not None:
+            app, lits = _one_of(e)  # type: ignore[misc]
+            if len(app.args) == 1 and isinstance(app.args[0], Var) and app.args[0].name == x.name \
+                    and isinstance(app.func.dom, EnumDom):
+                return self._at_labels(app.func.name, lits)
+            return self._support(app, x)  # one application, whatever labels it is compared with
         if isinstance(e, Op) and e.op in ("and", "or"):
             # cheapest part first: a quantifier-free part that narrows spares evaluating (and, for
             # an incremental claim, depending on) a quantified one
@@ -384,14 +410,23 @@ class Compiler:
             fresh = Fresh(x.sort.name, -1)
             n = x.name
 
+            cheap = [not _has_quant(a) for a in args]
+
             def narrowed(w: World, env: Env) -> Collection[Any]:
                 inner = dict(env)
                 inner[n] = fresh
-                for val, c in parts:
+                best: Collection[Any] | None = None
+                for (val, c), q_free in zip(parts, cheap):
+                    if best is not None and not q_free:
+                        break  # a quantifier-free part already narrows: spare the quantified ones
                     if bool(val(w, inner)) != absorbing:
                         # this part has the absorbing value at the unnamed element: only where it
-                        # differs can the whole differ
-                        return c(w, env)
+                        # differs can the whole differ; the smallest such set is enough
+                        cs = c(w, env)
+                        if best is None or len(cs) < len(best):
+                            best = cs
+                if best is not None:
+                    return best
                 return list(itertools.chain.from_iterable(c(w, env) for _, c in parts))
 
             return narrowed
@@ -405,6 +440,32 @@ class Compiler:
             n = e.scope.name
             return lambda w, env: env[n] or ()
         return self._support(e, x)
+
+    def _at_labels(self, name: str, lits: frozenset[Any]) -> Cand:
+        """Elements whose value of a unary enumeration is one of `lits` (by the value index);
+        every element with a non-default value if the default itself is one of them."""
+        keys = [("#val", name, lab) for lab in sorted(lits)]
+        record = self.record
+
+        def at(w: World, env: Env) -> Collection[Any]:
+            t = w.t[name]
+            r = t.rows.get(())
+            default = t.init if r is None else r[0]
+            if record:
+                w.reads.append((name, ()))  # the default (a row write) decides which way this goes
+            if default in lits or t.by_value is None:
+                if record:
+                    w.reads.append(("#supp", name))
+                return () if r is None else r[1].keys()
+            if record:
+                w.reads.extend(keys)
+            bv = t.by_value
+            hit = [bv[lab] for lab in lits if bv.get(lab)]
+            if not hit:
+                return ()
+            return hit[0] if len(hit) == 1 else set().union(*hit)
+
+        return at
 
     def _support(self, e: Expr, x: Var) -> Cand:
         """The union, over applications with x among their arguments, of their support; plus
@@ -517,6 +578,14 @@ def _same_app(a: Expr, b: Expr) -> bool:
     if isinstance(a, App) and isinstance(b, App):
         return a.func is b.func and len(a.args) == len(b.args) and all(map(_same_app, a.args, b.args))
     return a is b
+
+
+def _has_quant(e: Expr) -> bool:
+    if isinstance(e, Quant):
+        return True
+    if isinstance(e, (Op, App)):
+        return any(_has_quant(a) for a in e.args)
+    return False
 
 
 def _members(e: Expr) -> Iterable[Member]:
