@@ -4,7 +4,8 @@
 
 Prints, each as a median of --runs runs (separate processes where the figure is a process's):
   * checker events/s vs the floors on the same file (`for line in f`; `str.split` to tuples) at
-    100 k and 1 M events (10 M with --huge), peak RSS per size, and the `--jobs 2` speedup;
+    100 k and 1 M events (10 M with --huge), peak RSS per size, and the `--jobs 2` speedup over
+    the corpus and 4 recorded traces, each next to a floor sharded the same way (bench_jobs.py);
   * `spmcheck prove` wall seconds with certificates (default) and with `--fresh`, and per pair;
   * fixed-size proofs of the core `final` at 2/2/2, 2/3/2, 3/3/3 vs the any-size proof;
   * Spin (Debian `spin`, on bench/peers/core.pml generated from the model) DFS and BFS on the
@@ -71,7 +72,7 @@ print(json.dumps({"events": r.events, "seconds": dt, "verdict": r.verdict.value,
 
 
 def bench_check(d: Path, runs: int, huge: bool) -> None:
-    from bench_check import floor_read, floor_split, generate, run_checker
+    from bench_check import floor_read, floor_split, generate
 
     print("\n== checker: events/s vs floors on the same file (median of %d) ==" % runs)
     print(f"{'events':>9}  {'checker k/s':>11}  {'read k/s':>9}  {'split k/s':>9}  {'vs split':>8}  {'peak MB':>7}  verdict")
@@ -94,16 +95,12 @@ def bench_check(d: Path, runs: int, huge: bool) -> None:
         fs = med([events / floor_split(p) for _ in range(runs)])
         c = med(rates)
         print(f"{n:>9}  {c / 1e3:>11.0f}  {fr / 1e3:>9.0f}  {fs / 1e3:>9.0f}  {c / fs:>8.2f}  {med(rss):>7.0f}  {verdict}")
-    k, per = 4, 125_000
-    parts = []
-    for i in range(k):
-        p = d / f"part{i}-{per}.log"
-        if not p.exists():
-            generate(p, per, seed=10 + i)
-        parts.append(p)
-    t1 = med([run_checker(parts, 1)[0] for _ in range(runs)])
-    t2 = med([run_checker(parts, 2)[0] for _ in range(runs)])
-    print(f"--jobs: {k} files x {per} events: --jobs 1 {t1:.2f} s, --jobs 2 {t2:.2f} s, speedup {t1 / t2:.2f}x")
+    # --jobs 2 vs --jobs 1, each next to a floor sharded the same way (bench/bench_jobs.py)
+    from bench_jobs import measure, recorded
+
+    print(f"\n== check --jobs 2 vs --jobs 1 (median of {runs}) ==")
+    measure("corpus traces/*.log", sorted(str(p) for p in (ROOT / "traces").glob("*.log")), runs)
+    measure("recorded (spmcheck record --variant final --ops 3000)", recorded(d, 4, 3000), runs)
 
 
 # ---- prover -------------------------------------------------------------------------------------
