@@ -239,3 +239,14 @@ def test_unchanged_variables_read_their_initial_value_from_the_definition() -> N
     for n, val in init.items():
         if not n.startswith(("pc.", "lk.")):
             assert cexr.initial_value(n, "core") == str(int(val)), n
+
+
+def test_lifecycle_variables_read_their_initial_value_from_the_definition() -> None:
+    from spec.lifecycle.model import LifecycleModel
+    from spec.lifecycle.vocabulary import LConfig
+
+    init = LifecycleModel(LConfig(), "final").init_state()
+    assert any(v is True for v in init.values())  # not all zero: the profile starts alive
+    for n, val in init.items():
+        if not n.startswith(("pc.", "lk.")):
+            assert cexr.initial_value(n, "lifecycle") == str(int(val)), n

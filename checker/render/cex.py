@@ -224,31 +224,32 @@ def _int(v: str) -> int:
         return 0
 
 
-def _funcs(model: str) -> list[tuple[re.Pattern[str], object]]:
-    """(key regex, Func) of the model's state functions, from the one definition (core only; the
-    lifecycle's names are not written in spec.lang yet, its state starts at 0 / false)."""
-    if model != "core":
-        return []
-    return list(_core_funcs())
+def _funcs(model: str) -> tuple[tuple[re.Pattern[str], object], ...]:
+    """(key regex, Func) of the model's state functions, from its one definition in spec.lang."""
+    got = _FUNCS.get(model)
+    if got is None:
+        if model == "core":
+            from spec.programs import definition
+            from spec.variants import VARIANTS
 
+            funcs = definition(VARIANTS["final"]).funcs
+        else:
+            from spec.lifecycle.definition import definition as lc_definition
+            from spec.lifecycle.variants import LVARIANTS
+            from spec.lifecycle.vocabulary import LConfig
 
-def _core_funcs() -> tuple[tuple[re.Pattern[str], object], ...]:
-    global _CORE_FUNCS
-    if _CORE_FUNCS is None:
-        from spec.programs import definition
-        from spec.variants import VARIANTS
-
+            funcs = lc_definition(LVARIANTS["final"], LConfig()).funcs
         out = []
-        for f in definition(VARIANTS["final"]).funcs:
+        for f in funcs:
             rx = re.escape(f.key)
             for i in range(len(f.args)):
                 rx = rx.replace(re.escape("{%d}" % i), r"(\w+)")
             out.append((re.compile(rx + r"\Z"), f))
-        _CORE_FUNCS = tuple(out)
-    return _CORE_FUNCS
+        got = _FUNCS[model] = tuple(out)
+    return got
 
 
-_CORE_FUNCS: tuple[tuple[re.Pattern[str], object], ...] | None = None
+_FUNCS: dict[str, tuple[tuple[re.Pattern[str], object], ...]] = {}
 
 
 def _func(name: str, model: str) -> object | None:
@@ -262,6 +263,9 @@ def initial_value(name: str, model: str) -> str:
     """The value of a variable the path never changes: its initial value in the definition."""
     f = _func(name, model)
     init = getattr(f, "init", 0) if f is not None else 0
+    if isinstance(init, str):  # an enum: the concrete reading numbers its labels in order
+        labels = getattr(getattr(f, "dom", None), "labels", ())
+        return str(labels.index(init)) if init in labels else init
     return str(int(init)) if isinstance(init, bool) else str(init)
 
 
