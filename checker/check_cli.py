@@ -82,33 +82,53 @@ def _size(path: str) -> int:
         return 0  # unreadable: checked (and reported) at once, whatever its place
 
 
-def _prebuild(files: Sequence[str], only: str | None) -> None:
-    """Compile the engine of each distinct header among `files` in this process, once, so that
-    forked workers share it instead of each compiling its own. Only a warm-up: a file whose
-    header cannot be read here is left to its worker, which reports it."""
+def _header(path: str) -> object | None:
+    """The header record of a regular file, or None (unreadable, not a header, not regular: a
+    FIFO or device might never deliver one). Only for the warm-up: the worker reports problems."""
     import stat
 
     from .parse import iter_records
-    from .replay import _header_problem, engine_for
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return next(iter(iter_records(f, path)), None)
+    except Exception:  # noqa: BLE001 - the worker checks this file and reports what is wrong
+        return None
+    finally:
+        os.close(fd)
+
+
+def _prebuild(files: Sequence[str], only: str | None) -> None:
+    """Compile, in this process and once, the engine of every configuration that two or more of
+    `files` declare, so that forked workers share it instead of each compiling its own; an engine
+    only one file needs is left to that file's worker (compiled there, in parallel)."""
+    from .replay import _header_problem, config_of, engine_for
     from spec.events import Header, LifecycleHeader
 
+    by_key: dict[tuple[object, ...], list[object]] = {}
     for path in dict.fromkeys(files):
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        except OSError:
+        h = _header(path)
+        if not isinstance(h, (Header, LifecycleHeader)) or _header_problem(h) is not None:
             continue
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                continue  # a FIFO or device might never deliver a header
-            os.set_blocking(fd, True)
-            with os.fdopen(fd, "rb", closefd=False) as f:
-                first = next(iter(iter_records(f, path)), None)
-            if isinstance(first, (Header, LifecycleHeader)) and _header_problem(first) is None:
-                engine_for(first, only)
-        except Exception:  # noqa: BLE001 - the worker checks this file and reports what is wrong
-            pass
-        finally:
-            os.close(fd)
+            key = (("lifecycle", h.variant, config_of(h)) if isinstance(h, LifecycleHeader)
+                   else ("core", h.variant, h.agents, h.updaters, h.lookups))
+        except Exception:  # noqa: BLE001 - as above: left to the worker
+            continue
+        by_key.setdefault(key, []).append(h)
+    for hs in by_key.values():
+        if len(hs) > 1:
+            try:
+                engine_for(hs[0], only)  # type: ignore[arg-type]
+            except Exception:  # noqa: BLE001 - the workers compile it and report what fails
+                pass
 
 
 def checked(files: Sequence[str], jobs: int, findings_fail: bool = False,
