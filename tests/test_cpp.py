@@ -238,3 +238,32 @@ def test_include_dir_holds_the_header(capsys: pytest.CaptureFixture[str], monkey
 
     assert cli.main(["--include-dir"]) == 0
     assert (Path(capsys.readouterr().out.strip()) / "spmcheck" / "trace.hpp").is_file()
+
+
+@pytest.mark.parametrize("agents,updaters,lookups", [(2, 2, 2), (8, 16, 48)])
+def test_v2_final_runs_at_scale_are_accepted(exe: Path, tmp_path: Path, agents: int, updaters: int,
+                                             lookups: int) -> None:
+    """Format v2 from the C++ implementation: opaque thread ids, no sizes; 8 agents and 64
+    threads (beyond anything v1 can declare), >= 100 k events, accepted (one seed here; the rates
+    over 20 seeds are bench/cpp_rates.py's)."""
+    for seed in range(1):
+        out = run(exe, tmp_path, "core", "final", seed, "--format", "2", "--agents", str(agents),
+                  "--updaters", str(updaters), "--lookups", str(lookups), "--ops", "2000" if agents == 2 else "150",
+                  "--hold-us", "5")
+        head = out.open().readline()
+        assert head.startswith("spmcheck-trace v2") and "agents=" not in head
+        r = check_path(str(out))
+        assert r.verdict.value == "accepted", (r.code, r.message)
+        assert r.events >= 100_000, r.events
+
+
+def test_v2_historical_variant_is_rejected_at_eight_agents(exe: Path, tmp_path: Path) -> None:
+    verdicts = []
+    for seed in range(6):
+        r = check_path(str(run(exe, tmp_path, "core", "stale-lookup", seed, "--format", "2", "--agents", "8",
+                               "--updaters", "8", "--lookups", "24", "--ops", "100")))
+        verdicts.append((r.verdict.value, r.prop))
+        if sum(v == "violated" for v, _ in verdicts) >= 2:
+            break
+    assert all(v != "diverged" for v, _ in verdicts), verdicts
+    assert sum(v == "violated" and p == "creation-consistent" for v, p in verdicts) >= 2, verdicts
