@@ -24,6 +24,7 @@ from typing import Iterator
 
 import pytest
 
+from checker.convert import v1_to_v2
 from checker.replay import check_path
 from checker.results import Verdict
 from spec.backend import CONCRETE
@@ -152,6 +153,11 @@ def test_mutant_is_caught_by_every_reading(name: str, prop: str, tmp_path: Path)
     path.write_text(text)
     res = check_path(str(path))
     assert res.verdict == Verdict.DIVERGED, (name, res.verdict, res.message)
+    # the open-world reading (format v2: opaque ids, named agents) sees the same mutation there
+    v2 = tmp_path / "cex-v2.log"
+    v2.write_text(v1_to_v2(text, seed=len(name)))
+    res2 = check_path(str(v2))
+    assert (res2.verdict, res2.line) == (res.verdict, res.line), (name, res2.code, res2.message)
     events = [ln for ln in text.splitlines() if ln and ln[0].isdigit()]
     k = events.index(text.splitlines()[res.line - 1])
     # the rejection is never before the mutant first fired a changed action: the difference the
