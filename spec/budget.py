@@ -82,7 +82,12 @@ class Budget:
 
 
 def _count(solver: z3.Solver) -> int:
-    return int(solver.statistics().get_key_value("rlimit count"))
+    st = solver.statistics()
+    if "rlimit count" not in st.keys():
+        # a tactic solver (BMC's bit-blasting one) reports no counters before its first check;
+        # the counter is the context's, which a plain solver of the same context reads
+        st = z3.Solver(ctx=solver.ctx).statistics()
+    return int(st.get_key_value("rlimit count"))
 
 
 def as_budget(x: "float | Budget") -> Budget:

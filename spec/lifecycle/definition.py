@@ -444,4 +444,8 @@ def _built(v: LVariant, timeouts: bool, deactivate: bool, destroy: bool, max_ids
     _tool(m, v, cfg)
     _dispatch(m, v)
     _complete(m, v)
+    if v.mutation:
+        from ..lang.mutate import Mutation, apply
+
+        m.b.p = apply(m.b.p, Mutation.parse(v.mutation))
     return m

@@ -29,6 +29,12 @@ def ser_on(b: Backend, s: State, a: int) -> Term:
     return b.Or(b.And(s[f"ser.ex.{a}"], s[f"ser.en.{a}"]), count(b, s, a) > 0)
 
 
+def post(b: Backend, s: State, act: Action, name: str) -> Term:
+    """`name` after `act` (its pre-state value when the step does not write it: a mutant of the
+    definition may have lost the update)."""
+    return act.effect(b, s).get(name, s[name])
+
+
 # ---- P1 with the lifecycle attached ---------------------------------------------------------
 def mirrors(b: Backend, s: State, m: Model) -> Term:
     return b.And(*[b.Implies(s[f"ser.ex.{a}"], s[f"ser.en.{a}"] == (count(b, s, a) > 0))
@@ -42,7 +48,7 @@ def _is(kind: str) -> Callable[[Action], bool]:
 
 def p3_decision(b: Backend, s: State, m: Model, act: Action) -> Term:
     a, k = int(act.params["agent"]), int(act.params["id"])  # type: ignore[arg-type]
-    return b.Implies(ser_on(b, s, a), act.effect(b, s)[f"rq.{k}"])
+    return b.Implies(ser_on(b, s, a), post(b, s, act, f"rq.{k}"))
 
 
 def submit_serialized_if_enabled(b: Backend, s: State, m: Model, act: Action) -> Term:
@@ -113,13 +119,11 @@ def scoped_step(b: Backend, s: State, m: Model, act: Action) -> Term:
     cfg = _cfg(m)
     if act.kind == "dispatch_write":
         a, k = int(act.params["agent"]), int(act.params["id"])  # type: ignore[arg-type]
-        eff = act.effect(b, s)
-        return b.And(*[b.Implies(eff[f"pk.{k}.{c}"] != P_NONE, collects_on(b, s, cfg, c, a))
+        return b.And(*[b.Implies(post(b, s, act, f"pk.{k}.{c}") != P_NONE, collects_on(b, s, cfg, c, a))
                        for c in range(cfg.contexts)])
     c = int(act.params["ctx"])  # type: ignore[arg-type]
     restricted = b.Or(*[s[f"ag.{c}.{a}"] for a in range(cfg.agents)])
-    eff = act.effect(b, s)
-    return b.Implies(restricted, eff["rc.all"] == s["rc.all"])
+    return b.Implies(restricted, post(b, s, act, "rc.all") == s["rc.all"])
 
 
 def _scoping_watch(act: Action) -> bool:

@@ -30,6 +30,8 @@ class LVariant:
     # WriteInterceptor batching/interception gate: is_active_on_agent (per agent) or is_any_active.
     per_agent_gate: bool = True
     known_bad: bool = False
+    # a spec.lang.mutate mutation name applied to the definition (the cross-reading mutation test)
+    mutation: str = ""
 
 
 FINAL = LVariant(
