@@ -51,7 +51,6 @@ from ..lang.syntax import (
     Protocol,
     SortDom,
     Var,
-    lift,
 )
 from .variants import DVariant
 

@@ -16,7 +16,7 @@ differs is reported, never hidden.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..backend import CONCRETE
