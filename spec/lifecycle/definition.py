@@ -35,6 +35,7 @@ from ..lang.syntax import (
     Expr,
     ExprLike,
     Forall,
+    Implies,
     Index,
     IntDom,
     Ite,
@@ -426,6 +427,31 @@ def _complete(m: Lifecycle, v: LVariant) -> None:
              "statement), digest §2.6")
 
 
+# ---------------------------------------------------------------------------------------------
+# properties written as claims of the definition (the rest are still in properties.py)
+# ---------------------------------------------------------------------------------------------
+P1, P4, P8 = "serializer-mirrors-refcount", "in-flight-completion-delivered", "spm-contexts-disjoint"
+
+
+def _claims(m: Lifecycle) -> None:
+    b = m.b
+    a, k = Var("a", m.agent), Var("k", m.kernel)
+    c, c1, c2 = Var("c", m.context), Var("c1", m.context), Var("c2", m.context)
+    b.invariant(P1, "P1 with the lifecycle attached: an existing serializer entry is ENABLED iff its agent's "
+                "refcount > 0", "digest §4 P1",
+                Forall(a, Implies(m.ex(a), m.ser_en(a) == (m.count(a) > 0))))
+    spm = Count(c, m.pk(k, c) == "spm")
+    done = Or(m.st(k) == "exited", m.st(k) == "done")
+    b.invariant(P4, "P4: every SPMPacket gets at most one kfd_stop + DISPATCH_END, and exactly one once its "
+                "dispatch's exit hooks ran, which also erased it from the context's map", "digest §4 P4",
+                Forall(k, And(m.ks(k) <= spm, Implies(done, And(m.ks(k) == spm, Forall(
+                    c, Not(And(m.mp(k, c), m.pk(k, c) == "spm"))))))))
+    b.invariant(P8, "P8: two SPM contexts hold (reserved or published) slots at once only if their agent "
+                "sets are disjoint", "digest §4 P8, §5.1",
+                Forall(c1, Forall(c2, Implies(And(c1 != c2, m.slot(c1) != "free", m.slot(c2) != "free"),
+                                              Not(m.intersects(c1, c2))))))
+
+
 def definition(v: LVariant, cfg: LConfig) -> Protocol:
     """The lifecycle at variant `v`'s knobs and `cfg`'s scenario switches and caps."""
     return language(v, cfg).b.p
@@ -441,6 +467,7 @@ def language(v: LVariant, cfg: LConfig) -> Lifecycle:
 def _built(v: LVariant, timeouts: bool, deactivate: bool, destroy: bool, max_ids: int, contexts: int) -> Lifecycle:
     cfg = LConfig(contexts=contexts, max_ids=max_ids, timeouts=timeouts, deactivate=deactivate, destroy=destroy)
     m = Lifecycle(Builder(f"lifecycle/{v.name}"), cfg)
+    _claims(m)
     _tool(m, v, cfg)
     _dispatch(m, v)
     _complete(m, v)

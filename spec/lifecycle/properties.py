@@ -14,10 +14,7 @@ from ..backend import Backend, Term
 from ..model import Action, Model
 from ..properties import Property, StateFn, Witness, idle, no_stuck_threads
 from .variants import hook_tags
-from .vocabulary import (
-    D_EXITED, D_FLIGHT, D_HOOKED, FREE, P_NONE, P_SPM, PUBLISHED, LConfig, State, collects_on, count,
-    intersects,
-)
+from .vocabulary import D_FLIGHT, D_HOOKED, FREE, P_NONE, P_SPM, PUBLISHED, LConfig, State, collects_on, count
 
 
 def _cfg(m: Model) -> LConfig:
@@ -37,8 +34,8 @@ def post(b: Backend, s: State, act: Action, name: str) -> Term:
 
 # ---- P1 with the lifecycle attached ---------------------------------------------------------
 def mirrors(b: Backend, s: State, m: Model) -> Term:
-    return b.And(*[b.Implies(s[f"ser.ex.{a}"], s[f"ser.en.{a}"] == (count(b, s, a) > 0))
-                   for a in range(_cfg(m).agents)])
+    """The definition's claim of that name (spec/lifecycle/definition.py) at m's size."""
+    return m.claim('serializer-mirrors-refcount')(b, s)
 
 
 # ---- P3 -----------------------------------------------------------------------------------------
@@ -59,17 +56,8 @@ def submit_serialized_if_enabled(b: Backend, s: State, m: Model, act: Action) ->
 
 # ---- P4 -----------------------------------------------------------------------------------------
 def delivered_once(b: Backend, s: State, m: Model) -> Term:
-    """Every SPMPacket gets at most one kfd_stop + DISPATCH_END, and exactly one once its
-    dispatch's exit hooks ran, which also erased it from the context's map (digest §4 P4)."""
-    cfg = _cfg(m)
-    parts = []
-    for k in range(cfg.dispatches):
-        spm = b.Sum([s[f"pk.{k}.{c}"] == P_SPM for c in range(cfg.contexts)])
-        done = s[f"st.{k}"] >= D_EXITED
-        parts.append(s[f"ks.{k}"] <= spm)
-        parts.append(b.Implies(done, b.And(s[f"ks.{k}"] == spm, *[
-            b.Not(b.And(s[f"mp.{k}.{c}"], s[f"pk.{k}.{c}"] == P_SPM)) for c in range(cfg.contexts)])))
-    return b.And(*parts)
+    """The definition's claim of that name (spec/lifecycle/definition.py) at m's size."""
+    return m.claim('in-flight-completion-delivered')(b, s)
 
 
 def _sync_ok(act: Action) -> bool:
@@ -132,10 +120,8 @@ def _scoping_watch(act: Action) -> bool:
 
 # ---- P8 -----------------------------------------------------------------------------------------
 def disjoint_active(b: Backend, s: State, m: Model) -> Term:
-    cfg = _cfg(m)
-    return b.And(*[b.Implies(b.And(s[f"slot.{c1}"] != FREE, s[f"slot.{c2}"] != FREE),
-                             b.Not(intersects(b, s, cfg, c1, c2)))
-                   for c1 in range(cfg.contexts) for c2 in range(c1 + 1, cfg.contexts)])
+    """The definition's claim of that name (spec/lifecycle/definition.py) at m's size."""
+    return m.claim('spm-contexts-disjoint')(b, s)
 
 
 # ---- P9 -----------------------------------------------------------------------------------------

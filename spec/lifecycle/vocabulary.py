@@ -79,12 +79,5 @@ def collects_on(b: Backend, s: State, cfg: LConfig, c: int, a: int) -> Term:
     return b.Or(s[f"ag.{c}.{a}"], *[b.Not(b.Or(*[s[f"ag.{c}.{x}"] for x in range(cfg.agents)]))])
 
 
-def intersects(b: Backend, s: State, cfg: LConfig, c1: int, c2: int) -> Term:
-    """true if either agent set is empty, else set intersection non-empty (digest §2.8) [SRC]."""
-    e1 = b.Not(b.Or(*[s[f"ag.{c1}.{x}"] for x in range(cfg.agents)]))
-    e2 = b.Not(b.Or(*[s[f"ag.{c2}.{x}"] for x in range(cfg.agents)]))
-    return b.Or(e1, e2, *[b.And(s[f"ag.{c1}.{x}"], s[f"ag.{c2}.{x}"]) for x in range(cfg.agents)])
-
-
 def count(b: Backend, s: State, a: int) -> Term:
     return s["rc.all"] + s[f"rc.{a}"]
