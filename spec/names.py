@@ -13,6 +13,7 @@ ALIASES: dict[str, str] = {
     "P4": "in-flight-completion-delivered",
     "P4m": "map-empty-after-drain",
     "P5": "lock-order-acyclic",
+    "LD": "lock-discipline",  # issue 15: every shared access under the lock that protects it
     "P6": "tags-disjoint",
     "P7": "agent-scoping",
     "P8": "spm-contexts-disjoint",

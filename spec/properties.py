@@ -11,7 +11,8 @@ from typing import Callable
 from .backend import Backend, Term
 from .model import Action, Model
 from .lang.discipline import CLAIM as DISCIPLINE
-from .programs import P1, P2, pc_of, role_of
+from .programs import P1, P2, definition, pc_of, role_of
+from .variants import VARIANTS
 from .vocabulary import State, enabled, lv
 
 StateFn = Callable[[Backend, State, Model], Term]
@@ -136,32 +137,32 @@ W_BOTH_WAYS = Witness("enabled-then-disabled", "an entry is enabled and later di
 W_BLOCKED = Witness("thread-blocks-on-lock", "some thread inside an operation waits for a lock",
                     (_blocked,))
 
+# names, summaries and sources of the claims are the definition's (spec/programs.py `_claims`)
+_CLAIMS = definition(VARIANTS["final"]).claims
+
 PROPERTIES: dict[str, Property] = {
     p.name: p
     for p in (
         Property(
-            "serializer-mirrors-refcount",
-            "P1: when no thread is inside update_serialization()/serializer() for agent a, an "
-            "existing entry for a is enabled iff refcount(a) > 0",
-            "digest §4 P1; PR #11869/#11870; CBMC harness ref 69151498078 'P1'",
+            P1,
+            _CLAIMS[P1].summary,
+            _CLAIMS[P1].source,
             state=mirrors,
             witnesses=(W_RC_020, W_BOTH_WAYS, W_INTERLEAVE),
         ),
         Property(
-            "creation-consistent",
-            "P2: an entry is created in the state the refcount gives at that moment, with no "
-            "refcount update in progress (atomic w.r.t. updates)",
-            "digest §4 P2; PR #11870 'created from a stale observation'",
+            P2,
+            _CLAIMS[P2].summary,
+            _CLAIMS[P2].source,
             watches=_creates,
             step=creation_ok,
             witnesses=(W_CREATED_EN, W_INTERLEAVE),
         ),
         Property(
             DISCIPLINE,
-            "lock discipline: every write of shared state (refcounts, map entries, entry state) "
-            "holds the lock that protects it exclusively, every read holds it in some mode",
-            "issue 15 item 1; digest §1.3 lock inventory; derived by spec.lang.discipline from "
-            "the `guarded` locks of spec.programs' state",
+            _CLAIMS[DISCIPLINE].summary,
+            _CLAIMS[DISCIPLINE].source + "; derived by spec.lang.discipline from the `guarded` locks "
+            "of spec.programs' state",
             watches=_disciplined,
             step=lock_discipline,
             witnesses=(W_CREATED_EN, W_INTERLEAVE),

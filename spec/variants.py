@@ -68,6 +68,17 @@ VARIANTS: dict[str, Variant] = {
             known_bad=True,
         ),
         Variant(
+            "pre-fix",
+            "the code before PR #11869/#11870: both historical bugs together (serializer() releases "
+            "the refcount before the lookup/insert, update_serialization() applies after releasing it)",
+            "digest §2.1 + §2.2 pre-fix [PR #11869/#11870 reconstruction; reviews of #8887 @ "
+            "queue_controller.cpp:401 and #9932 @ :514]; cpp/ variant pre-fix (DIVERGENCES D6)",
+            lookup_holds_refcount=False,
+            apply_inside_refcount=False,
+            action_from_count=False,
+            known_bad=True,
+        ),
+        Variant(
             "global-flag",
             "pre-refcount era: one global `_serialized_enabled` switch; the first stop disables "
             "serialization under another holder",

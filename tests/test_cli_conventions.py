@@ -33,7 +33,11 @@ def test_version_and_python_dash_m() -> None:
     r = _run("--version")
     assert r.returncode == 0 and r.stdout.strip() == f"spmcheck {version()}"
     r = _run("list")
-    assert r.returncode == 0 and r.stdout.rstrip().splitlines()[-1].startswith("spmcheck: 17 variants")
+    from spec.lifecycle.variants import LVARIANTS
+    from spec.variants import VARIANTS
+
+    n = len(VARIANTS) + len(LVARIANTS)  # `list` covers both models' variants
+    assert r.returncode == 0 and r.stdout.rstrip().splitlines()[-1].startswith(f"spmcheck: {n} variants")
 
 
 def test_one_error_prefix_and_distinct_suggestions(capsys: pytest.CaptureFixture[str]) -> None:

@@ -75,8 +75,6 @@ def test_core_traces_are_well_formed_for_every_variant(exe: Path, tmp_path: Path
             assert seqs == list(range(1, len(seqs) + 1))  # merged by seq, no gap
             assert {ln.split()[1] for ln in lines[1:-1]} <= {"u0", "u1", "u2", "l0", "l1", "l2"}
             r = check_path(str(out))
-            if variant == "pre-fix" and r.code == "TRC015":
-                continue  # the checker has no pre-fix model yet (issue 11 item 1)
             assert r.verdict.value != "malformed", (variant, seed, r.code, r.message)
 
 
@@ -85,6 +83,8 @@ BUGS = {
     # one agent: no unordered-iteration divergence (CHK201) can come before the bug
     "stale-lookup": (("--agents", "1", "--threads", "3", "--ops", "150", "--jitter", "0.5"), "creation-consistent"),
     "global-flag": (("--agents", "1", "--threads", "2", "--ops", "150"), "serializer-mirrors-refcount"),
+    # both pre-fix races: measured 10/10 rejected (9 by P1, 1 by P2) at 2 agents / 2+2 threads
+    "pre-fix": (("--agents", "2", "--threads", "2", "--ops", "200"), "serializer-mirrors-refcount"),
 }
 
 

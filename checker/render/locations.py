@@ -8,7 +8,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
-_PROPERTY_FILES = {"core": "spec/properties.py", "lifecycle": "spec/lifecycle/properties.py"}
+# where a property's claim is written: the definition first (claims), then the Python properties
+_PROPERTY_FILES = {"core": ("spec/programs.py", "spec/lang/discipline.py", "spec/properties.py"),
+                   "lifecycle": ("spec/lifecycle/definition.py", "spec/lifecycle/properties.py")}
 _VARIANT_FILES = {"core": "spec/variants.py", "lifecycle": "spec/lifecycle/variants.py"}
 
 
@@ -29,7 +31,12 @@ def _find(rel: str, name: str) -> tuple[str, int]:
 
 
 def property_location(prop: str, model: str) -> tuple[str, int]:
-    return _find(_PROPERTY_FILES[model], prop)
+    files = _PROPERTY_FILES[model]
+    for rel in files:
+        found = _find(rel, prop)
+        if f'"{prop}"' in (_lines(rel)[found[1] - 1] if _lines(rel) else ""):
+            return found
+    return files[-1], 1
 
 
 def variant_location(variant: str, model: str) -> tuple[str, int]:

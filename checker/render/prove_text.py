@@ -11,7 +11,13 @@ from . import cex as cexr
 from .records import Pair, ProveRun
 from .summary import prove_summary
 
-CORE_COLS = ("serializer-mirrors-refcount", "creation-consistent", "lock-order-acyclic")
+def _core_cols() -> tuple[str, ...]:
+    from spec.properties import PROPERTIES  # the core's properties, in the definition's order
+
+    return tuple(PROPERTIES)
+
+
+CORE_COLS = _core_cols()
 
 
 def cell(p: Pair | None) -> str:

@@ -31,8 +31,8 @@ from .syntax import (
 )
 
 CLAIM = "lock-discipline"
-SUMMARY = ("every write of shared state holds the lock that protects it exclusively, every read "
-           "holds it in some mode")
+SUMMARY = ("LD (lock discipline): every write of shared state (refcounts, map entries, entry state) "
+           "holds the lock that protects it exclusively, every read holds it in some mode")
 SOURCE = ("issue 15 item 1; digest §1.3 lock inventory (what each lock protects); "
           "queue_controller.cpp Synchronized<> members [SRC amd-vkale@5d4ce3a9]")
 
