@@ -12,68 +12,38 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..lang.finite import Compiler, Universe, _Fold, _FOLD
-from ..lang.syntax import App, Every, Expr, Op, Quant, lift
+from ..lang.finite import Compiler, Universe
+from ..lang.syntax import Every, Expr, lift
 from ..lang.syntax import Action as LAction
 
 StateFn = Callable[[tuple], Any]
 
 
 class PyCompiler(Compiler):
+    """The finite reading's compiler with another target text: plain short-circuit Python over a
+    state tuple (the folding, quantifier unrolling and key templates are the base class's)."""
+
     def __init__(self, u: Universe, env: dict, index: dict[str, int]) -> None:
         super().__init__(u, env)
         self.index = index
 
-    def expr(self, e: Expr, hint: Any = None) -> _Fold:
-        if isinstance(e, App):
-            return _Fold(src=f"s[{self.index[self.key(e)]}]")
-        if isinstance(e, Quant):
-            parts = [PyCompiler(self.u, {**self.env, e.var.name: x}, self.index).expr(e.body)
-                     for x in self.u.elems(e.var.sort)]
-            return self._conn("and" if e.kind == "forall" else "or", parts)
-        return super().expr(e, hint)
+    def _child(self, env: dict) -> "PyCompiler":
+        return PyCompiler(self.u, env, self.index)
 
-    def op(self, e: Op, hint: Any) -> _Fold:
-        o = e.op
-        if o in ("and", "or"):
-            return self._conn(o, [self.expr(x) for x in e.args])
-        if o == "not":
-            x = self.expr(e.args[0])
-            return _Fold(not x.lit) if x.known else _Fold(src=f"(not {x.src})")
-        if o == "implies":
-            a, c = self.expr(e.args[0]), self.expr(e.args[1])
-            if a.known:
-                return c if a.lit else _Fold(True)
-            if c.known and c.lit:
-                return _Fold(True)
-            return _Fold(src=f"((not {a.src}) or {c.text()})")
-        if o == "ite":
-            c = self.expr(e.args[0])
-            if c.known:
-                return self.expr(e.args[1] if c.lit else e.args[2], hint)
-            a, b = self.expr(e.args[1], hint), self.expr(e.args[2], hint)
-            return _Fold(src=f"({a.text()} if {c.src} else {b.text()})")
-        l, r = e.args
-        dl = self._dom(l) or self._dom(r)
-        x, y = self.expr(l, dl), self.expr(r, dl)
-        if x.known and y.known:
-            return _Fold(_FOLD[o](x.lit, y.lit))
-        sym = {"eq": "==", "ne": "!=", "add": "+", "sub": "-", "lt": "<", "le": "<=", "gt": ">",
-               "ge": ">="}[o]
-        return _Fold(src=f"({x.text()} {sym} {y.text()})")
+    def _read(self, key: str) -> str:
+        return f"s[{self.index[key]}]"
 
-    def _conn(self, o: str, parts: list[_Fold]) -> _Fold:
-        absorbing, unit = (False, True) if o == "and" else (True, False)
-        rest = []
-        for x in parts:
-            if x.known:
-                if bool(x.lit) == absorbing:
-                    return _Fold(absorbing)
-                continue
-            rest.append(x.src)
-        if not rest:
-            return _Fold(unit)
-        return _Fold(src="(" + f" {o} ".join(rest) + ")")
+    def _not(self, src: str) -> str:
+        return f"(not {src})"
+
+    def _implies(self, a: str, c: str) -> str:
+        return f"((not {a}) or {c})"
+
+    def _ite(self, c: str, a: str, b: str) -> str:
+        return f"({a} if {c} else {b})"
+
+    def _join(self, o: str, parts: list[str]) -> str:
+        return "(" + f" {o} ".join(parts) + ")"
 
 
 def _build(src: str, name: str) -> StateFn:

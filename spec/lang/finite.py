@@ -200,7 +200,7 @@ class Compiler:
         if isinstance(e, Var):
             return _Fold(self.env[e.name])
         if isinstance(e, App):
-            return _Fold(src=f"s[{self.key(e)!r}]")
+            return _Fold(src=self._read(self.key(e)))
         if isinstance(e, Member):
             members = self.env[e.scope.name]
             return _Fold(members is not None and self.elem(e.elem) in members)
@@ -209,7 +209,7 @@ class Compiler:
         if isinstance(e, IsAll):
             return _Fold(self.env[e.scope.name] is None)
         if isinstance(e, Quant):
-            parts = [Compiler(self.u, {**self.env, e.var.name: x}).expr(e.body)
+            parts = [self._child({**self.env, e.var.name: x}).expr(e.body)
                      for x in self.u.elems(e.var.sort)]
             return self._conn("and" if e.kind == "forall" else "or", parts)
         if isinstance(e, Agg):
@@ -243,20 +243,20 @@ class Compiler:
             return self._conn(o, [self.expr(x) for x in e.args])
         if o == "not":
             x = self.expr(e.args[0])
-            return _Fold(not x.lit) if x.known else _Fold(src=f"b.Not({x.src})")
+            return _Fold(not x.lit) if x.known else _Fold(src=self._not(x.src))
         if o == "implies":
             a, c = self.expr(e.args[0]), self.expr(e.args[1])
             if a.known:
                 return c if a.lit else _Fold(True)
             if c.known and c.lit:
                 return _Fold(True)
-            return _Fold(src=f"b.Implies({a.text()}, {c.text()})")
+            return _Fold(src=self._implies(a.text(), c.text()))
         if o == "ite":
             c = self.expr(e.args[0])
             if c.known:
                 return self.expr(e.args[1] if c.lit else e.args[2], hint)
             a, b = self.expr(e.args[1], hint), self.expr(e.args[2], hint)
-            return _Fold(src=f"b.If({c.src}, {a.text()}, {b.text()})")
+            return _Fold(src=self._ite(c.src, a.text(), b.text()))
         # binary arithmetic / comparison: an enum label meets the enum function it is compared to
         l, r = e.args
         dl = self._dom(l) or self._dom(r)
@@ -269,7 +269,7 @@ class Compiler:
             lit, other = (x, y) if x.known else (y, x)
             if isinstance(lit.lit, bool):  # b == True is b, b == False is not b
                 positive = lit.lit == (o == "eq")
-                return _Fold(src=other.src if positive else f"b.Not({other.src})")
+                return _Fold(src=other.src if positive else self._not(other.src))
         return _Fold(src=f"({x.text()} {sym} {y.text()})")
 
     def _dom(self, e: Expr) -> Dom | None:
@@ -288,7 +288,27 @@ class Compiler:
             return _Fold(unit)
         if len(rest) == 1:
             return _Fold(src=rest[0])
-        return _Fold(src=f"b.{'And' if o == 'and' else 'Or'}({', '.join(rest)})")  # type: ignore[arg-type]
+        return _Fold(src=self._join(o, rest))  # type: ignore[arg-type]
+
+    # ---- the target text: Backend calls, so one source serves the Z3 and the concrete reading;
+    # a subclass may emit another target from the same folding (spec/datapath/fast.py) ----
+    def _child(self, env: Env) -> "Compiler":
+        return Compiler(self.u, env)
+
+    def _read(self, key: str) -> str:
+        return f"s[{key!r}]"
+
+    def _not(self, src: str) -> str:
+        return f"b.Not({src})"
+
+    def _implies(self, a: str, c: str) -> str:
+        return f"b.Implies({a}, {c})"
+
+    def _ite(self, c: str, a: str, b: str) -> str:
+        return f"b.If({c}, {a}, {b})"
+
+    def _join(self, o: str, parts: list[str]) -> str:
+        return f"b.{'And' if o == 'and' else 'Or'}({', '.join(parts)})"
 
 
 # ---- action instances -----------------------------------------------------------------------
