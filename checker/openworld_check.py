@@ -23,6 +23,7 @@ from spec.variants import VARIANTS
 
 from .lockgraph import LockGraph
 from .results import Evidence, FileResult, Problem, Verdict
+from .sequence import Sequence
 
 MAX_PROBLEMS = 20
 MAX_DIGITS = 20
@@ -362,7 +363,8 @@ def check_lines(lines: Iterator[tuple[int, str | None, Any, bool]], name: str,
         problem(bad)
     rp = Replay(reading(h.model, h.variant, h.meta.get("scope", ""))) if h is not None else None
     replaying = rp is not None
-    expect, last_seq, events, ended, last_line = -1, -1, 0, 0, first[0]
+    sq = Sequence()
+    events, ended, last_line = 0, 0, first[0]
     stop: tuple[int, Verdict, str, str, str, int, tuple[Evidence, ...]] | None = None
     gap: tuple[int, str] | None = None
     for n, text, err, nl in lines:
@@ -382,10 +384,13 @@ def check_lines(lines: Iterator[tuple[int, str | None, Any, bool]], name: str,
                 if ended:
                     problem(Problem("TRC020", n, 1, f"a second run_end after the run_end marker of line {ended}"))
                     continue
-                if last_seq >= 0 and seq != last_seq + 1:
-                    problem(Problem("TRC013" if seq > last_seq else "TRC012", n, 1,
-                                    f"run_end sequence number {seq} after {last_seq}"))
-                ended, last_line, last_seq = n, n, seq
+                code, msg = sq.step(seq)  # the marker's number continues the events' (as v1)
+                if code in ("TRC011", "TRC012"):
+                    problem(Problem(code, n, 1, msg))
+                    continue
+                if code == "gap" and gap is None and replaying:
+                    gap = (n, msg)
+                ended, last_line = n, n
                 continue
             if words and words[0] == "spmcheck-trace":
                 problem(Problem("TRC014", n, 1, "repeated header"))
@@ -399,22 +404,16 @@ def check_lines(lines: Iterator[tuple[int, str | None, Any, bool]], name: str,
             problem(Problem("TRC020", n, 1, f"an event after the run_end marker of line {ended}"))
             replaying = False
             continue
-        if last_seq >= 0 and ev.seq == last_seq:
-            problem(Problem("TRC011", n, 1, f"repeated sequence number {ev.seq}"))
+        code, msg = sq.step(ev.seq)
+        if code in ("TRC011", "TRC012"):
+            problem(Problem(code, n, 1, msg))
             replaying = False
             continue
-        if last_seq >= 0 and ev.seq < last_seq:
-            problem(Problem("TRC012", n, 1, f"sequence number {ev.seq} after {last_seq}"))
-            replaying = False
-            last_seq = ev.seq
-            continue
-        if expect == -1 and ev.seq in (0, 1):
-            expect = ev.seq
-        if ev.seq != expect:
+        if code == "gap":
             if gap is None and replaying:
-                gap = (n, f"gap in sequence numbers: {max(expect, 1)}..{ev.seq - 1} missing before this line")
+                gap = (n, msg)
             replaying = False
-        last_seq, expect, last_line = ev.seq, ev.seq + 1, n
+        last_line = n
         if not replaying or rp is None:
             continue
         events += 1

@@ -33,6 +33,7 @@ from .lockgraph import LockGraph, lock_class
 from .parse import (FORMAT_VERSION, MAX_BAD_LINES, TraceSyntaxError, grammar,
                     parse_line, read_lines)
 from .results import Evidence, FileResult, Finding, Problem, Verdict
+from .sequence import Sequence
 
 MAX_PROBLEMS = 20
 MAX_EVIDENCE = 10
@@ -470,6 +471,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
         return True
 
     last_line = 0  # line of the last event or marker (a local: the fast path stays lean)
+    sq = Sequence()
     lines = read_lines(stream)
     ahead: list[tuple[int, str | None, object, bool]] = []
     for item in lines:  # the first line that is not blank or a comment says which format
@@ -563,24 +565,17 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
                             "(or 'spmcheck-trace v1 model=lifecycle variant=... agents=... contexts=... ...')")
                 seen_any = True
             continue
-        if last_seq >= 0 and ev.seq == last_seq:
-            run.problem("TRC011", n, 1, f"repeated sequence number {ev.seq}")
+        sq.last, sq.expect = last_seq, expect  # the fast path keeps them in locals
+        code, msg = sq.step(ev.seq)
+        last_seq, expect = sq.last, sq.expect
+        if code in ("TRC011", "TRC012"):
+            run.problem(code, n, 1, msg)
             replaying = False
             continue
-        if last_seq >= 0 and ev.seq < last_seq:
-            run.problem("TRC012", n, 1, f"sequence number {ev.seq} after {last_seq}")
-            replaying = False
-            last_seq = ev.seq
-            continue
-        if expect == -1 and ev.seq in (0, 1):
-            expect = ev.seq
-        if ev.seq != expect:
-            first = 1 if expect == -1 else expect
+        if code == "gap":
             if run.gap is None and replaying:
-                run.gap = (n, f"gap in sequence numbers: {first}..{ev.seq - 1} missing before this line")
+                run.gap = (n, msg)
             replaying = False
-        last_seq = ev.seq
-        expect = ev.seq + 1
         last_line = n
         if isinstance(ev, RunEnd):
             run.ended = n

@@ -663,33 +663,11 @@ class OpenWorld:
         self.kinds = {a.kind for a in self.actions}
         self.invariants = [(name, cl.summary, c.value(cl.expr)) for name, cl in proto.claims.items()
                            if cl.kind == "invariant" and cl.expr is not None]
-        self._witness = {name: self._witness_fn(cl.expr) for name, cl in proto.claims.items()
-                         if cl.kind == "invariant" and cl.expr is not None}
         self.static_keys: dict[str, set[str]] = {}
         self.observed_keys: dict[str, set[str]] = {}
         for a in self.actions:
             self.static_keys.setdefault(a.kind, set()).update(k for k, _ in a.static)
             self.observed_keys.setdefault(a.kind, set()).update(k for k, _ in a.observe)
-
-    def _witness_fn(self, e: Expr) -> Callable[[World], Any]:
-        """For `forall x. body`: an element where body fails (None if none or not a forall)."""
-        if not (isinstance(e, Quant) and e.kind == "forall"):
-            return lambda w: None
-        body = self.c.value(e.body)
-        cand = self.c.candidates(e.body, e.var)
-        n = e.var.name
-
-        def find(w: World) -> Any:
-            for x in cand(w, {}):
-                if not body(w, {n: x}):
-                    return x
-            return None
-
-        return find
-
-    def witness(self, w: World, claim: str) -> Any:
-        """The element a failing invariant claim fails for (the agent of a P1 failure)."""
-        return self._witness[claim](w)
 
     def _action(self, a: Action) -> OAction:
         c = self.c
