@@ -26,11 +26,10 @@ import pytest
 
 from checker.convert import v1_to_v2
 from checker.replay import check_path
+from ._fired import fired
 from checker.results import Verdict
-from spec.backend import CONCRETE
 from spec.lang.mutate import Mutation, apply, candidates, changed
 from spec.model import Action, Model
-from spec.model import apply as apply_step
 from spec.programs import definition
 from spec.prove import counterexample
 from spec.report import cex_trace
@@ -120,21 +119,7 @@ def test_a_mutation_changes_exactly_one_action() -> None:
         assert all(a.role.name == Mutation.parse(name).role for a in changed)
 
 
-def _fired(model: Model, text: str) -> list[Action]:
-    """The action instance of each event of a trace, replayed on `model`."""
-    s = model.init_state()
-    out: list[Action] = []
-    for line in text.splitlines():
-        if not line or not line[0].isdigit():
-            continue
-        _, thread, kind, *kvs = line.split()
-        args = dict(kv.split("=", 1) for kv in kvs)
-        key = (thread, kind, tuple((k, args[k]) for k in model.static_keys[kind]))
-        acts = [a for a in model.actions_by_key.get(key, []) if a.enabled(CONCRETE, s)]
-        assert acts, line
-        out.append(acts[0])
-        s = apply_step(model, CONCRETE, s, acts[0])
-    return out
+_fired = fired
 
 
 @pytest.mark.parametrize("name,prop", sorted(BREAKING.items()))

@@ -23,8 +23,8 @@ from typing import Iterator
 import pytest
 
 from checker.replay import check_path
+from ._fired import fired
 from checker.results import Verdict
-from spec.backend import CONCRETE
 from spec.bmc import violation_target
 from spec.lang.mutate import Mutation, apply, candidates, changed
 from spec.lifecycle.definition import definition
@@ -35,7 +35,6 @@ from spec.lifecycle.trace import cex_trace
 from spec.lifecycle.variants import LVARIANTS, LVariant
 from spec.lifecycle.vocabulary import LConfig
 from spec.model import Action
-from spec.model import apply as apply_step
 from spec.prove import _violates, bfs_violation, render
 from spec.results import ProofResult
 
@@ -96,21 +95,7 @@ def test_every_listed_mutation_is_a_candidate_and_changes_one_action() -> None:
         assert sum(a is not b for a, b in zip(base.actions, mutated.actions)) == 1, name
 
 
-def _fired(model: LifecycleModel, text: str) -> list[Action]:
-    """The action instance of each event of a trace, replayed on `model`."""
-    s = model.init_state()
-    out: list[Action] = []
-    for line in text.splitlines():
-        if not line or not line[0].isdigit():
-            continue
-        _, thread, kind, *kvs = line.split()
-        args = dict(kv.split("=", 1) for kv in kvs)
-        key = (thread, kind, tuple((k, args[k]) for k in model.static_keys[kind]))
-        acts = [a for a in model.actions_by_key.get(key, []) if a.enabled(CONCRETE, s)]
-        assert acts, line
-        out.append(acts[0])
-        s = apply_step(model, CONCRETE, s, acts[0])
-    return out
+_fired = fired
 
 
 def _counterexample(v: LVariant, prop: str) -> tuple[LifecycleModel, list[Action], str]:
