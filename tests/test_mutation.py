@@ -29,7 +29,7 @@ from checker.replay import check_path
 from ._fired import fired
 from checker.results import Verdict
 from spec.lang.mutate import Mutation, apply, candidates, changed
-from spec.model import Action, Model
+from spec.model import Model
 from spec.programs import definition
 from spec.prove import counterexample
 from spec.report import cex_trace
