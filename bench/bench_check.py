@@ -20,10 +20,10 @@ sys.path.insert(0, str(ROOT))
 
 def generate(path: Path, events: int, seed: int = 1) -> None:
     """Random walk of the final model (2 agents, 2 updaters, 2 lookups), memoised per state."""
-    from checker.simulate import walk
-    from spec.events import Header, render_event, render_header
-    from spec.model import Model
-    from spec.vocabulary import Config
+    from spmcheck.checker.simulate import walk
+    from spmcheck.spec.events import Header, render_event, render_header
+    from spmcheck.spec.model import Model
+    from spmcheck.spec.vocabulary import Config
 
     cfg = Config(2, 2, 2)
     m = Model(cfg, "final")
@@ -53,7 +53,7 @@ def floor_split(path: Path) -> float:
 
 def run_checker(paths: list[Path], jobs: int) -> tuple[float, str]:
     """Wall time of a fresh `check` process (includes imports), and its first output line."""
-    cmd = [sys.executable, "-m", "checker.check_cli", "--jobs", str(jobs), *map(str, paths)]
+    cmd = [sys.executable, "-m", "spmcheck.checker.check_cli", "--jobs", str(jobs), *map(str, paths)]
     t = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
                          capture_output=True, text=True)
@@ -70,7 +70,7 @@ def main() -> None:
         generate(big, n)
         print(f"generated {big} ({big.stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t:.1f} s")
     events = sum(1 for _ in open(big, "rb")) - 1
-    from checker.replay import check_path
+    from spmcheck.checker.replay import check_path
 
     check_path(str(ROOT / "traces" / "final-walk-ok.log"))  # build grammar + model outside timing
     t = time.perf_counter()

@@ -64,7 +64,7 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
 
 
 def check_cmd(files: list[str], jobs: int) -> list[str]:
-    return [sys.executable, "-m", "checker.cli", "check", "--jobs", str(jobs), *files]
+    return [sys.executable, "-m", "spmcheck.checker.cli", "check", "--jobs", str(jobs), *files]
 
 
 def floor_cmd(repeat: int) -> Callable[[list[str], int], list[str]]:
@@ -104,7 +104,7 @@ def recorded(d: Path, n: int, ops: int) -> list[str]:
     for i in range(n):
         p = d / f"rec-final-ops{ops}-seed{i + 1}.log"
         if not p.exists():
-            subprocess.run([sys.executable, "-m", "checker.cli", "record", "--variant", "final", "--ops", str(ops),
+            subprocess.run([sys.executable, "-m", "spmcheck.checker.cli", "record", "--variant", "final", "--ops", str(ops),
                             "--seed", str(i + 1), "-o", str(p)], cwd=ROOT, env=ENV, check=True, capture_output=True)
         out.append(str(p))
     return out

@@ -36,13 +36,13 @@ def main() -> int:
     ap.add_argument("--cap", type=float, default=60.0, help="seconds per fixed-size scaling run")
     args = ap.parse_args()
 
-    from spec.induction import houdini, verify_stored
-    from spec.model import Model
-    from spec.parametric.prove import render_text, run
-    from spec.properties import PROPERTIES
-    from spec.prove import inv_file, prove_variant
-    from spec.vocabulary import Config
-    from spec.z3_encoding import Transition
+    from spmcheck.spec.induction import houdini, verify_stored
+    from spmcheck.spec.model import Model
+    from spmcheck.spec.parametric.prove import render_text, run
+    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.prove import inv_file, prove_variant
+    from spmcheck.spec.vocabulary import Config
+    from spmcheck.spec.z3_encoding import Transition
 
     print(f"cores: {os.cpu_count()}  load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     results, t_par = timed(lambda: run(lifecycle=True))
@@ -76,9 +76,9 @@ def main() -> int:
             cap = f">= {args.cap:.0f} s (capped)" if res.status != "inductive" else f"{t_h:.2f} s"
             print(f"fixed-size final {big.describe()}: Houdini {cap} [{res.status}, {len(res.kept)} conjuncts]"
                   f"  vs parametric final {t_final_param:.2f} s (covers every size)")
-        from spec.lifecycle.properties import CORE_LPROPS
-        from spec.lifecycle.prove import prove_variant as prove_lifecycle
-        from spec.lifecycle.vocabulary import LConfig
+        from spmcheck.spec.lifecycle.properties import CORE_LPROPS
+        from spmcheck.spec.lifecycle.prove import prove_variant as prove_lifecycle
+        from spmcheck.spec.lifecycle.vocabulary import LConfig
 
         lcfg = LConfig(2, 2, 2, 3)
         lfix, t_lfix = timed(lambda: prove_lifecycle("final", CORE_LPROPS, lcfg, 300))

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 def wall(argv: list[str]) -> tuple[float, int]:
     t0 = time.monotonic()
-    rc = subprocess.run([sys.executable, "-m", "checker.cli", *argv], cwd=ROOT, capture_output=True).returncode
+    rc = subprocess.run([sys.executable, "-m", "spmcheck.checker.cli", *argv], cwd=ROOT, capture_output=True).returncode
     return time.monotonic() - t0, rc
 
 
@@ -34,10 +34,10 @@ def main() -> int:
     print(f"spmcheck prove (default, both)    {both:6.1f} s  exit {rc3}  budget 120 s  ratio {both / 120:.2f}")
     print(f"spmcheck prove --parametric       {par:6.1f} s  exit {rc4}  budget 10 s   ratio {par / 10:.2f}")
 
-    from spec.lifecycle.expected import VIOLATED
-    from spec.lifecycle.prove import infer, prove_pairs
-    from spec.lifecycle.model import LifecycleModel
-    from spec.lifecycle.vocabulary import LConfig
+    from spmcheck.spec.lifecycle.expected import VIOLATED
+    from spmcheck.spec.lifecycle.prove import infer, prove_pairs
+    from spmcheck.spec.lifecycle.model import LifecycleModel
+    from spmcheck.spec.lifecycle.vocabulary import LConfig
 
     t0 = time.monotonic()
     rs = prove_pairs(list(VIOLATED), LConfig(), 60)

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from checker.cpp_build import binary  # noqa: E402
-from checker.replay import check_path  # noqa: E402
+from spmcheck.checker.cpp_build import binary  # noqa: E402
+from spmcheck.checker.replay import check_path  # noqa: E402
 
 
 def cause(r) -> str:  # type: ignore[no-untyped-def]

@@ -27,7 +27,7 @@ def trace(a: int, u: int, l: int, events: int) -> Path:
     p = CACHE / f"final-v2-a{a}-u{u}-l{l}-{events}.log"
     if not p.exists():
         sys.path.insert(0, str(ROOT))
-        from checker.simulate_v2 import generate
+        from spmcheck.checker.simulate_v2 import generate
 
         t0 = time.perf_counter()
         with open(p.with_suffix(".tmp"), "w") as f:
@@ -79,7 +79,7 @@ if what == "floor":
             tuple(ln.split()); n += 1
     verdict = "-"
 else:
-    from checker.replay import check_path
+    from spmcheck.checker.replay import check_path
     r = check_path(path)
     n, verdict = r.events, r.verdict.value
 # VmHWM (this process image's peak resident set): ru_maxrss would carry the parent's over exec

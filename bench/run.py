@@ -63,7 +63,7 @@ def machine() -> str:
 # ---- checker ------------------------------------------------------------------------------------
 CHECK_SNIPPET = """
 import json, resource, sys, time
-from checker.replay import check_path
+from spmcheck.checker.replay import check_path
 check_path(sys.argv[2])  # grammar and model built outside the timing
 t = time.perf_counter(); r = check_path(sys.argv[1]); dt = time.perf_counter() - t
 print(json.dumps({"events": r.events, "seconds": dt, "verdict": r.verdict.value,
@@ -108,7 +108,7 @@ def prove_run(extra: list[str]) -> tuple[float, int, dict]:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         js = f.name
     t = time.perf_counter()
-    rc = subprocess.run([sys.executable, "-m", "checker.cli", "prove", "--brief", "--json", js, *extra],
+    rc = subprocess.run([sys.executable, "-m", "spmcheck.checker.cli", "prove", "--brief", "--json", js, *extra],
                         cwd=ROOT, env=ENV, capture_output=True).returncode
     dt = time.perf_counter() - t
     doc = json.loads(Path(js).read_text())
@@ -161,7 +161,7 @@ def bench_scale(runs: int, sizes: list[tuple[int, int, int]]) -> None:
     ws = []
     for _ in range(runs):
         t = time.perf_counter()
-        rc = subprocess.run([sys.executable, "-m", "checker.cli", "prove", "--parametric", "--model", "core",
+        rc = subprocess.run([sys.executable, "-m", "spmcheck.checker.cli", "prove", "--parametric", "--model", "core",
                              "--variant", "final", "--brief"], cwd=ROOT, env=ENV, capture_output=True).returncode
         ws.append(time.perf_counter() - t)
     print(f"any size (--parametric): {med(ws):7.1f} s  exit {rc}")
@@ -171,8 +171,8 @@ def bench_scale(runs: int, sizes: list[tuple[int, int, int]]) -> None:
 def spin_build(d: Path, variant: str, size: tuple[int, int, int], props: list[str], bfs: bool) -> tuple[Path, float]:
     from peers.gen_promela import generate
 
-    from spec.model import Model
-    from spec.vocabulary import Config
+    from spmcheck.spec.model import Model
+    from spmcheck.spec.vocabulary import Config
 
     w = d / f"spin-{variant}-{'-'.join(map(str, size))}-{'bfs' if bfs else 'dfs'}"
     w.mkdir(parents=True, exist_ok=True)
@@ -221,10 +221,10 @@ def bench_spin(d: Path, runs: int, parts: set[str], verify_timeout: float,
 
 
 def _spin_bugs(d: Path, runs: int) -> None:
-    from spec.model import Model
-    from spec.properties import PROPERTIES
-    from spec.prove import _violates, bfs_ladder, bfs_violation, ladder
-    from spec.vocabulary import Config
+    from spmcheck.spec.model import Model
+    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.prove import _violates, bfs_ladder, bfs_violation, ladder
+    from spmcheck.spec.vocabulary import Config
 
     print("\n== bug finding at 2/2/2: Spin DFS / BFS vs spmcheck BFS (median of %d; s, steps) ==" % runs)
     print(f"{'variant':22} {'property':28} {'spin dfs':>16} {'spin bfs':>16} {'spmcheck bfs':>18} {'bfs/spin-bfs':>12}")
@@ -249,10 +249,10 @@ def _spin_bugs(d: Path, runs: int) -> None:
 
 
 def _spin_verify(d: Path, runs: int, timeout: float, sizes: list[tuple[int, int, int]]) -> None:
-    from spec.certs import replay
-    from spec.model import Model
-    from spec.properties import PROPERTIES
-    from spec.vocabulary import Config
+    from spmcheck.spec.certs import replay
+    from spmcheck.spec.model import Model
+    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.vocabulary import Config
 
     print(f"\n== verifying final (P1, P2, P5): Spin exhaustive DFS (median of {runs}; 3/3/3 once; "
           f"stopped after {timeout:.0f} s) ==")

@@ -110,7 +110,7 @@ def _prebuild(files: Sequence[str], only: str | None) -> None:
     `files` declare, so that forked workers share it instead of each compiling its own; an engine
     only one file needs is left to that file's worker (compiled there, in parallel)."""
     from .replay import _header_problem, config_of, engine_for
-    from spec.events import Header, LifecycleHeader
+    from spmcheck.spec.events import Header, LifecycleHeader
 
     by_key: dict[tuple[object, ...], list[object]] = {}
     for path in dict.fromkeys(files):
@@ -187,9 +187,9 @@ def run(args: argparse.Namespace) -> int:
     # getattr: callers that build their own Namespace (checker/cli.py) may predate the flag
     only = getattr(args, "property", None)
     if only is not None:
-        from spec.lifecycle.properties import LPROPERTIES
-        from spec.names import closest, resolve
-        from spec.properties import PROPERTIES
+        from spmcheck.spec.lifecycle.properties import LPROPERTIES
+        from spmcheck.spec.names import closest, resolve
+        from spmcheck.spec.properties import PROPERTIES
 
         only = resolve(only)
         if only not in PROPERTIES and only not in LPROPERTIES:
@@ -267,7 +267,7 @@ def _ci(args: argparse.Namespace, results: list[FileResult], code: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (`python -m checker.check_cli`), for use before the top-level CLI exists."""
+    """Standalone entry (`python -m spmcheck.checker.check_cli`), for use before the top-level CLI exists."""
     p = argparse.ArgumentParser(prog="spmcheck check", description="check protocol traces (format v1)")
     add_arguments(p)
     args = p.parse_args(argv)

@@ -19,14 +19,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
 
-from spec.names import closest as _closest
-from spec.names import resolve as _resolve
+from spmcheck.spec.names import closest as _closest
+from spmcheck.spec.names import resolve as _resolve
 
 from . import exitcodes
 from .options import first_output_problem, output_problem, positive_seconds, write_text
 
 if TYPE_CHECKING:
-    from spec.results import ProofResult
+    from spmcheck.spec.results import ProofResult
 
 EPILOG = """\
 commands:
@@ -58,7 +58,7 @@ def _size_args(p: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace):  # -> Config
-    from spec.vocabulary import Config
+    from spmcheck.spec.vocabulary import Config
 
     u = args.threads if args.threads is not None else args.updaters
     l = args.threads if args.threads is not None else args.lookups
@@ -76,12 +76,12 @@ def _usage(msg: str) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from spec.lifecycle.properties import LPROPERTIES, meta
-    from spec.lifecycle.variants import LVARIANTS
-    from spec.properties import PROPERTIES
-    from spec.variants import VARIANTS
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES, meta
+    from spmcheck.spec.lifecycle.variants import LVARIANTS
+    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.variants import VARIANTS
 
-    from spec.names import label
+    from spmcheck.spec.names import label
 
     lines: list[str] = []
     models = []
@@ -114,7 +114,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _lconfig(args: argparse.Namespace):  # -> LConfig
-    from spec.lifecycle.vocabulary import LConfig
+    from spmcheck.spec.lifecycle.vocabulary import LConfig
 
     for n, v, lo, hi in (("--contexts", args.contexts, 1, 3), ("--tools", args.tools, 1, 3),
                          ("--dispatches", args.dispatches, 1, 4), ("--agents", args.agents, 1, 3)):
@@ -144,10 +144,10 @@ def _progress(args: argparse.Namespace | None = None, total: int = 0) -> tuple[b
 
 def _split_names(args: argparse.Namespace) -> tuple[list[str], list[str], list[str], list[str]] | int:
     """--variant/--property names sorted into the core and lifecycle models (a name may be both)."""
-    from spec.lifecycle.properties import LPROPERTIES
-    from spec.lifecycle.variants import LVARIANTS
-    from spec.properties import PROPERTIES
-    from spec.variants import VARIANTS
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES
+    from spmcheck.spec.lifecycle.variants import LVARIANTS
+    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.variants import VARIANTS
 
     for n in args.variant or []:
         if n not in VARIANTS and n not in LVARIANTS:
@@ -164,7 +164,7 @@ def _split_names(args: argparse.Namespace) -> tuple[list[str], list[str], list[s
 
 
 def _lifecycle_pairs(lv: list[str], lp: list[str], explicit: bool) -> list[tuple[str, str]]:
-    from spec.lifecycle.expected import default_pairs
+    from spmcheck.spec.lifecycle.expected import default_pairs
 
     pairs = [(v, p) for v, p in default_pairs() if v in lv and p in lp]
     if explicit and not pairs:
@@ -208,7 +208,7 @@ def run_prove(args: argparse.Namespace) -> Any:
     run_core = args.model in ("core", "all") and variants and props
     lpairs = _lifecycle_pairs(lvariants, lprops, bool(args.variant or args.property)) \
         if args.model in ("lifecycle", "all") else []
-    from spec.prove import prove_all
+    from spmcheck.spec.prove import prove_all
 
     t0 = time.monotonic()
     total = (len(variants) * len(props) if run_core else 0) + len(lpairs)
@@ -222,7 +222,7 @@ def run_prove(args: argparse.Namespace) -> Any:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        from spec.lifecycle.prove import prove_pairs
+        from spmcheck.spec.lifecycle.prove import prove_pairs
 
         with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
             fut = pool.submit(prove_all, variants, props, cfg, args.timeout, certs=certs)
@@ -232,7 +232,7 @@ def run_prove(args: argparse.Namespace) -> Any:
     else:
         results = prove_all(variants, props, cfg, args.timeout, progress, certs=certs) if run_core else []
         if lpairs:
-            from spec.lifecycle.prove import prove_pairs
+            from spmcheck.spec.lifecycle.prove import prove_pairs
 
             lresults = prove_pairs(lpairs, lcfg, args.timeout, progress, certs=certs)
     if tty:
@@ -314,7 +314,7 @@ def _write(path: str, text: str) -> int:
 def _cert_mode(args: argparse.Namespace) -> str | int:
     """--fresh: search everything; --update: search and rewrite spec/certs/ in the checkout."""
     if getattr(args, "update", False):
-        from spec.certs import CertError, checkout_certs_dir
+        from spmcheck.spec.certs import CertError, checkout_certs_dir
 
         try:
             checkout_certs_dir()
@@ -342,10 +342,10 @@ def _infer(args: argparse.Namespace, variants: list[str], lvariants: list[str], 
            progress: Callable[[str], None], tty: bool) -> int:
     """Regenerate the stored invariants, into the checkout's spec/proofs/ — never into an
     installed package (site-packages), where they would be lost on the next install."""
-    import spec.lifecycle.prove as lprove
-    import spec.prove as cprove
-    from spec.lifecycle.prove import write_invariants as write_lc
-    from spec.prove import write_invariants
+    import spmcheck.spec.lifecycle.prove as lprove
+    import spmcheck.spec.prove as cprove
+    from spmcheck.spec.lifecycle.prove import write_invariants as write_lc
+    from spmcheck.spec.prove import write_invariants
 
     target = infer_target(cprove.PROOFS_DIR, Path.cwd())
     if isinstance(target, str):
@@ -377,21 +377,21 @@ def infer_target(package_dir: Path, cwd: Path) -> Path | str:
 
 
 def _is_finding(prop: str) -> bool:
-    from spec.lifecycle.properties import meta
+    from spmcheck.spec.lifecycle.properties import meta
 
     return meta(prop).finding
 
 
 def _any_size(variant: str, prop: str) -> str:
     """Any-size status of a lifecycle proof, from spec.parametric's recorded verdicts."""
-    from spec.parametric.prove import any_size_status
+    from spmcheck.spec.parametric.prove import any_size_status
 
     return any_size_status(variant, prop, model="lifecycle")
 
 
 def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list[str],
                       lvariants: list[str], lprops: list[str]) -> int:
-    from spec.parametric.prove import lifecycle_pairs, render_text, run
+    from spmcheck.spec.parametric.prove import lifecycle_pairs, render_text, run
 
     t0 = time.monotonic()
     lpairs = lifecycle_pairs(lvariants or None, lprops or None) if lvariants else []
@@ -401,7 +401,7 @@ def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list
         if run_core or lpairs else []
     if tty:
         sys.stderr.write("\r\033[K")
-    from spec.report import exit_code
+    from spmcheck.spec.report import exit_code
 
     from .render import envelope as env
     from .render.summary import parametric_summary
@@ -444,10 +444,10 @@ def cmd_cex(args: argparse.Namespace) -> int:
         from .datapath_cli import cex
 
         return cex(args)
-    from spec.lifecycle.properties import LPROPERTIES
-    from spec.lifecycle.variants import LVARIANTS
-    from spec.properties import PROPERTIES
-    from spec.variants import VARIANTS
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES
+    from spmcheck.spec.lifecycle.variants import LVARIANTS
+    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.variants import VARIANTS
 
     args.property = _resolve(args.property)
     lifecycle = args.variant in LVARIANTS and args.property in LPROPERTIES and not (
@@ -462,15 +462,15 @@ def cmd_cex(args: argparse.Namespace) -> int:
         if bad:
             return _io_error(f"{opt}: {bad}")
     if lifecycle:
-        from spec.lifecycle.prove import prove_variant as prove_lc
-        from spec.lifecycle.trace import cex_trace as lc_trace
+        from spmcheck.spec.lifecycle.prove import prove_variant as prove_lc
+        from spmcheck.spec.lifecycle.trace import cex_trace as lc_trace
 
         lcfg = _lconfig(args)
         (r,) = prove_lc(args.variant, [args.property], lcfg, args.timeout, certs=_cex_certs(args))
         return _write_cex(args, r, lambda: lc_trace(r, lcfg), "lifecycle")
     cfg = _config(args)
-    from spec.prove import prove_variant
-    from spec.report import cex_trace
+    from spmcheck.spec.prove import prove_variant
+    from spmcheck.spec.report import cex_trace
 
     (r,) = prove_variant(args.variant, [args.property], cfg, args.timeout, certs=_cex_certs(args))
     return _write_cex(args, r, lambda: cex_trace(r, cfg), "core")

@@ -24,7 +24,7 @@ def _usage(msg: str) -> int:
 
 def _rows(names: list[str] | None) -> list[str] | str:
     """Row ids for --property values (a row id such as H2b, or a claim name); a message if unknown."""
-    from spec.datapath.verdicts import ROWS
+    from spmcheck.spec.datapath.verdicts import ROWS
 
     if not names:
         return [r.id for r in ROWS]
@@ -38,7 +38,7 @@ def _rows(names: list[str] | None) -> list[str] | str:
 
 
 def _variants(names: list[str] | None) -> list[str] | str:
-    from spec.datapath.variants import DVARIANTS
+    from spmcheck.spec.datapath.variants import DVARIANTS
 
     for n in names or []:
         if n not in DVARIANTS:
@@ -58,7 +58,7 @@ def cell(v: object) -> str:
 
 def table(results: list, variants: list[str], rows: list[str]) -> list[str]:
     """The hazard x revision matrix, a mark after each cell that is not as expected."""
-    from spec.datapath.verdicts import ROWS
+    from spmcheck.spec.datapath.verdicts import ROWS
 
     by = {(r.row, r.variant): r for r in results}
     w0 = max(len(r) for r in rows + ["row"]) + 2
@@ -102,8 +102,8 @@ def summary(results: list, seconds: float, timings: bool) -> tuple[str, int]:
 
 
 def prove(args: argparse.Namespace) -> int:
-    from spec.datapath.variants import DVARIANTS
-    from spec.datapath.verdicts import ROWS, SCOPES, Runner
+    from spmcheck.spec.datapath.variants import DVARIANTS
+    from spmcheck.spec.datapath.verdicts import ROWS, SCOPES, Runner
 
     if getattr(args, "json", None) or getattr(args, "junit", None) or getattr(args, "sarif", None):
         return _usage("--json/--junit/--sarif are not available for --model datapath yet")
@@ -145,8 +145,8 @@ def prove(args: argparse.Namespace) -> int:
 
 
 def cex(args: argparse.Namespace) -> int:
-    from spec.datapath.variants import DVARIANTS
-    from spec.datapath.verdicts import ROWS, Runner
+    from spmcheck.spec.datapath.variants import DVARIANTS
+    from spmcheck.spec.datapath.verdicts import ROWS, Runner
 
     from .options import output_problem
 

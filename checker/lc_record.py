@@ -6,10 +6,10 @@ import time
 from dataclasses import dataclass
 from typing import Callable, TextIO
 
-from spec.events import LifecycleHeader
-from spec.lifecycle.trace import MODEL
-from spec.lifecycle.variants import LVARIANTS
-from spec.lifecycle.vocabulary import LConfig
+from spmcheck.spec.events import LifecycleHeader
+from spmcheck.spec.lifecycle.trace import MODEL
+from spmcheck.spec.lifecycle.variants import LVARIANTS
+from spmcheck.spec.lifecycle.vocabulary import LConfig
 
 from . import lc_runtime as rt
 from .record import RunResult, stamp, supervise

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from spec.lifecycle.variants import LVariant, hook_tags
+from spmcheck.spec.lifecycle.variants import LVariant, hook_tags
 
 from .recorder import Args, Recorder
 

@@ -16,10 +16,10 @@ from typing import Any, Iterator
 
 from lark import Lark, UnexpectedInput
 
-from spec.lang.openworld import Incremental, OAction, OpenWorld, World, render
-from spec.lang.syntax import SortDom, Var
-from spec.programs import definition
-from spec.variants import VARIANTS
+from spmcheck.spec.lang.openworld import Incremental, OAction, OpenWorld, World, render
+from spmcheck.spec.lang.syntax import SortDom, Var
+from spmcheck.spec.programs import definition
+from spmcheck.spec.variants import VARIANTS
 
 from .lockgraph import LockGraph
 from .results import Evidence, FileResult, Problem, Verdict
@@ -42,7 +42,7 @@ def reading(model: str, variant: str, scope: str = "") -> OpenWorld:
     """The open-world reading of one variant's definition (compiled once per process); the data
     path's definition also depends on the scenario scope its header names (spec.datapath)."""
     if model == "datapath":
-        from spec.datapath.verdicts import trace_definition
+        from spmcheck.spec.datapath.verdicts import trace_definition
 
         return OpenWorld(trace_definition(variant, scope))
     assert model == "core"
@@ -51,7 +51,7 @@ def reading(model: str, variant: str, scope: str = "") -> OpenWorld:
 
 def _variants(model: str) -> list[str]:
     if model == "datapath":
-        from spec.datapath.variants import DVARIANTS
+        from spmcheck.spec.datapath.variants import DVARIANTS
 
         return list(DVARIANTS)
     return list(VARIANTS)
@@ -152,7 +152,7 @@ def parse_header(text: str, n: int) -> tuple[Header2 | None, Problem | None]:
         return None, Problem("TRC015", n, text.find("variant=") + 9,
                              f"unknown variant {variant!r}; known: {', '.join(_variants(model))}")
     if model == "datapath":
-        from spec.datapath.verdicts import SCOPES
+        from spmcheck.spec.datapath.verdicts import SCOPES
 
         if meta.get("scope") not in SCOPES:
             return None, Problem("TRC015", n, (text.find("scope=") + 7) if "scope=" in text else 1,

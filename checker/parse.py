@@ -15,7 +15,7 @@ from typing import BinaryIO, Iterator, Union
 from lark import Lark, Token, Transformer, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
-from spec.events import AnyHeader, Event, Header, LifecycleHeader, RunEnd
+from spmcheck.spec.events import AnyHeader, Event, Header, LifecycleHeader, RunEnd
 
 from .fastpath import FastPath, compile_grammar
 

@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, TextIO
 
-from spec.events import Header
-from spec.variants import VARIANTS
+from spmcheck.spec.events import Header
+from spmcheck.spec.variants import VARIANTS
 
 from .recorder import Recorder
 from .runtime import Controller, Worker, update_scopes

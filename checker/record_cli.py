@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from spec.lifecycle.variants import LVARIANTS
-from spec.names import closest
-from spec.variants import VARIANTS
+from spmcheck.spec.lifecycle.variants import LVARIANTS
+from spmcheck.spec.names import closest
+from spmcheck.spec.variants import VARIANTS
 
 from . import exitcodes
 from . import lc_record as _lc_record

@@ -21,7 +21,7 @@ import threading
 from dataclasses import replace
 from typing import Callable, TextIO
 
-from spec.events import END_KIND, END_MARKER_KEY, AnyHeader, Header, render_header, value_text
+from spmcheck.spec.events import END_KIND, END_MARKER_KEY, AnyHeader, Header, render_header, value_text
 
 Args = tuple[tuple[str, object], ...]
 

@@ -13,20 +13,20 @@ from dataclasses import dataclass, replace
 from operator import itemgetter
 from typing import BinaryIO, Callable
 
-from spec.backend import CONCRETE
-from spec.events import (END_MARKER_KEY, AnyHeader, Event, Header, LifecycleHeader, RunEnd,
+from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.events import (END_MARKER_KEY, AnyHeader, Event, Header, LifecycleHeader, RunEnd,
                          promises_end, value_text)
-from spec.lifecycle.model import LifecycleModel
-from spec.lifecycle.properties import CORE_LPROPS, FINDINGS, LPROPERTIES
-from spec.lifecycle.properties import meta as lmeta
-from spec.lifecycle.trace import MODEL as LIFECYCLE, config_of
-from spec.lifecycle.variants import LVARIANTS
-from spec.lifecycle.vocabulary import LConfig
-from spec.model import Action, Model
-from spec.programs import LABELS, role_of
-from spec.properties import PROPERTIES, Property, can_move, no_stuck_threads
-from spec.variants import VARIANTS
-from spec.vocabulary import Config, lock_modes, lv
+from spmcheck.spec.lifecycle.model import LifecycleModel
+from spmcheck.spec.lifecycle.properties import CORE_LPROPS, FINDINGS, LPROPERTIES
+from spmcheck.spec.lifecycle.properties import meta as lmeta
+from spmcheck.spec.lifecycle.trace import MODEL as LIFECYCLE, config_of
+from spmcheck.spec.lifecycle.variants import LVARIANTS
+from spmcheck.spec.lifecycle.vocabulary import LConfig
+from spmcheck.spec.model import Action, Model
+from spmcheck.spec.programs import LABELS, role_of
+from spmcheck.spec.properties import PROPERTIES, Property, can_move, no_stuck_threads
+from spmcheck.spec.variants import VARIANTS
+from spmcheck.spec.vocabulary import Config, lock_modes, lv
 
 from . import limits
 from .lockgraph import LockGraph, lock_class

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Iterable
 
-from spec.variants import Variant
+from spmcheck.spec.variants import Variant
 
 from .recorder import Args, Recorder
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from spec.backend import CONCRETE
-from spec.events import Event, Header, render_event, render_header
-from spec.model import Model, apply
-from spec.vocabulary import Config
+from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.events import Event, Header, render_event, render_header
+from spmcheck.spec.model import Model, apply
+from spmcheck.spec.vocabulary import Config
 
 
 def to_event(seq: int, act: object, state: dict) -> Event:  # type: ignore[type-arg]
@@ -19,7 +19,7 @@ def to_event(seq: int, act: object, state: dict) -> Event:  # type: ignore[type-
 
 
 def _text(v: object) -> str:
-    from spec.events import value_text
+    from spmcheck.spec.events import value_text
 
     return value_text(v)
 

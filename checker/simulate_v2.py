@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from typing import Any, Iterator
 
-from spec.lang.openworld import OAction, World, render
-from spec.lang.syntax import BoolParam, ScopeParam, Var
+from spmcheck.spec.lang.openworld import OAction, World, render
+from spmcheck.spec.lang.syntax import BoolParam, ScopeParam, Var
 
 from .openworld_check import reading
 

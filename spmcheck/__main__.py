@@ -1,5 +1,5 @@
 import sys
 
-from checker.cli import console_main
+from spmcheck.checker.cli import console_main
 
 sys.exit(console_main())

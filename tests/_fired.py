@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from spec.backend import CONCRETE
-from spec.model import Action
-from spec.model import apply as apply_step
+from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.model import Action
+from spmcheck.spec.model import apply as apply_step
 
 
 def fired(model: Any, text: str) -> list[Action]:

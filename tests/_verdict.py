@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import io
 
-from checker.replay import check_stream
+from spmcheck.checker.replay import check_stream
 
 
 def verdict(text: str) -> tuple[str, str | None]:

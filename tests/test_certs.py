@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 import z3
 
-from checker.cli import main as cli_main
-from spec.budget import Budget
-from spec.certs import CERTS_DIR, CertError, CertStore, cert_name, checkout_certs_dir, definition_hash, replay
-from spec.lifecycle.model import LifecycleModel
-from spec.lifecycle.vocabulary import LConfig
-from spec.model import Model
-from spec.properties import PROPERTIES
-from spec.prove import CERT_METHOD, _violates, prove_variant
-from spec.vocabulary import Config
+from spmcheck.checker.cli import main as cli_main
+from spmcheck.spec.budget import Budget
+from spmcheck.spec.certs import CERTS_DIR, CertError, CertStore, cert_name, checkout_certs_dir, definition_hash, replay
+from spmcheck.spec.lifecycle.model import LifecycleModel
+from spmcheck.spec.lifecycle.vocabulary import LConfig
+from spmcheck.spec.model import Model
+from spmcheck.spec.properties import PROPERTIES
+from spmcheck.spec.prove import CERT_METHOD, _violates, prove_variant
+from spmcheck.spec.vocabulary import Config
 
 CFG = Config(2, 2, 2)
 PAIR = ("stale-lookup", "creation-consistent")
@@ -49,9 +49,9 @@ def test_definition_hash_tracks_guards_not_identity() -> None:
 def test_every_stored_certificate_is_current() -> None:
     """Each file under spec/certs/ was made from today's definition (else run `spmcheck prove
     --update`); a stale one would only cost search time, this test says so early."""
-    from spec.lifecycle.properties import LPROPERTIES, scenario
-    from spec.lifecycle.variants import LVARIANTS
-    from spec.variants import VARIANTS
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES, scenario
+    from spmcheck.spec.lifecycle.variants import LVARIANTS
+    from spmcheck.spec.variants import VARIANTS
 
     files = sorted(CERTS_DIR.glob("*.json"))
     assert files

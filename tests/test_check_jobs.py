@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from checker import check_cli
+from spmcheck.checker import check_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures"
@@ -23,7 +23,7 @@ FILES = [str(FIX / "lookup-ok.log"), str(FIX / "violated-bad.log"), str(FIX / "s
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "checker.cli", "check", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "spmcheck.checker.cli", "check", *args], cwd=ROOT,
                           capture_output=True, timeout=300)
 
 

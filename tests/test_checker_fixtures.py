@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.replay import check_path
-from checker.results import Verdict
+from spmcheck.checker.replay import check_path
+from spmcheck.checker.results import Verdict
 
 FIX = Path(__file__).parent / "fixtures"
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +77,7 @@ def test_every_bad_line_reported_with_cap(tmp_path: Path) -> None:
 
 
 def _cli(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "checker.check_cli", *args], cwd=ROOT, input=stdin,
+    return subprocess.run([sys.executable, "-m", "spmcheck.checker.check_cli", *args], cwd=ROOT, input=stdin,
                           capture_output=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 

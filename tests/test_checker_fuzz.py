@@ -4,10 +4,10 @@ from __future__ import annotations
 import io
 import random
 
-from checker.replay import check_stream
-from checker.results import EXIT_CODE, Verdict
-from checker.simulate import trace_text
-from spec.vocabulary import Config
+from spmcheck.checker.replay import check_stream
+from spmcheck.checker.results import EXIT_CODE, Verdict
+from spmcheck.checker.simulate import trace_text
+from spmcheck.spec.vocabulary import Config
 
 BASE = [trace_text(v, Config(2, 2, 2), 120, s).encode() for v, s in
         (("final", 1), ("stale-lookup", 2), ("global-flag", 3), ("reversed-lookup-order", 4))]

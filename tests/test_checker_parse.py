@@ -5,11 +5,11 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
-from checker.parse import TraceSyntaxError, grammar, lark_parse, parse_line
-from checker.simulate import walk
-from spec.events import Event, Header, render_event, render_header
-from spec.model import Model
-from spec.vocabulary import Config
+from spmcheck.checker.parse import TraceSyntaxError, grammar, lark_parse, parse_line
+from spmcheck.checker.simulate import walk
+from spmcheck.spec.events import Event, Header, render_event, render_header
+from spmcheck.spec.model import Model
+from spmcheck.spec.vocabulary import Config
 
 
 def _sample_lines() -> list[str]:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from checker.check_cli import default_files
-from checker.cli import infer_target, main as cli_main
-from checker.results import combined_exit
-from spec.names import closest, resolve
+from spmcheck.checker.check_cli import default_files
+from spmcheck.checker.cli import infer_target, main as cli_main
+from spmcheck.checker.results import combined_exit
+from spmcheck.spec.names import closest, resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures"
@@ -28,13 +28,13 @@ def _run(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
 
 
 def test_version_and_python_dash_m() -> None:
-    from checker.render.envelope import version
+    from spmcheck.checker.render.envelope import version
 
     r = _run("--version")
     assert r.returncode == 0 and r.stdout.strip() == f"spmcheck {version()}"
     r = _run("list")
-    from spec.lifecycle.variants import LVARIANTS
-    from spec.variants import VARIANTS
+    from spmcheck.spec.lifecycle.variants import LVARIANTS
+    from spmcheck.spec.variants import VARIANTS
 
     n = len(VARIANTS) + len(LVARIANTS)  # `list` covers both models' variants
     assert r.returncode == 0 and r.stdout.rstrip().splitlines()[-1].startswith(f"spmcheck: {n} variants")
@@ -58,9 +58,9 @@ def test_one_error_prefix_and_distinct_suggestions(capsys: pytest.CaptureFixture
 def test_p_number_aliases() -> None:
     assert resolve("P2") == "creation-consistent" and resolve("p8") == "spm-contexts-disjoint"
     assert resolve("P4m") == "map-empty-after-drain" and resolve("final") == "final"
-    from spec.lifecycle.properties import LPROPERTIES
-    from spec.names import ALIASES
-    from spec.properties import PROPERTIES
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES
+    from spmcheck.spec.names import ALIASES
+    from spmcheck.spec.properties import PROPERTIES
 
     for alias, name in ALIASES.items():
         prop = PROPERTIES.get(name) or LPROPERTIES[name]
@@ -108,8 +108,7 @@ def test_empty_trace_is_not_accepted(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_check_without_files_says_what_to_pass(tmp_path: Path) -> None:
-    import checker.check_cli as cc
-
+    import spmcheck.checker.check_cli as cc
     old = cc.TRACES_DIR
     try:
         cc.TRACES_DIR = tmp_path / "site-packages" / "traces"  # as after `pip install .`
@@ -185,7 +184,7 @@ def test_github_actions_recipe_uses_valid_commands() -> None:
     """Every `spmcheck ...` line of examples/github-actions.yml parses with the real CLI parser."""
     import shlex
 
-    from checker.cli import build_parser
+    from spmcheck.checker.cli import build_parser
 
     text = (ROOT / "examples" / "github-actions.yml").read_text()
     joined = text.replace("\\\n", " ")

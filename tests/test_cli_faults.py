@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from checker import exitcodes
-from checker.results import EXIT_CODE, Verdict
+from spmcheck.checker import exitcodes
+from spmcheck.checker.results import EXIT_CODE, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = Path(__file__).parent / "fixtures"
@@ -23,7 +23,7 @@ BOUND = 30  # seconds; a hang is a failure, not a stuck suite
 
 
 def spm(*args: str, stdin: object = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "checker.cli", *args], cwd=ROOT, stdin=stdin,
+    return subprocess.run([sys.executable, "-m", "spmcheck.checker.cli", *args], cwd=ROOT, stdin=stdin,
                           capture_output=True, text=True, timeout=BOUND)
 
 
@@ -188,7 +188,7 @@ def test_record_agents_beyond_what_check_accepts_is_refused(tmp_path: Path) -> N
 
 def test_interrupted_record_is_inconclusive(tmp_path: Path) -> None:
     p = tmp_path / "int.log"
-    proc = subprocess.Popen([sys.executable, "-m", "checker.cli", "record", "--variant", "final",
+    proc = subprocess.Popen([sys.executable, "-m", "spmcheck.checker.cli", "record", "--variant", "final",
                              "--seconds", "20", "-o", str(p)], cwd=ROOT, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
@@ -207,12 +207,12 @@ def test_interrupted_record_is_inconclusive(tmp_path: Path) -> None:
 
 
 def test_internal_error_has_its_own_code(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from checker import check_cli, cli
+    from spmcheck.checker import check_cli, cli
 
     def boom(*a: object, **k: object) -> None:
         raise KeyError("simulated checker bug")
 
-    monkeypatch.setattr("checker.replay.check_path", boom)
+    monkeypatch.setattr("spmcheck.checker.replay.check_path", boom)
     assert cli.main(["check", str(OK_TRACE)]) == exitcodes.INTERNAL
     out = capsys.readouterr().out
     assert "error" in out and "KeyError" in out and "accepted" not in out
@@ -226,9 +226,9 @@ def test_crashing_recording_thread_fails_the_run_without_marker() -> None:
     import io
     import threading
 
-    from checker.record import supervise
-    from checker.recorder import Recorder
-    from spec.events import Header
+    from spmcheck.checker.record import supervise
+    from spmcheck.checker.recorder import Recorder
+    from spmcheck.spec.events import Header
 
     buf = io.StringIO()
     rec = Recorder(buf, Header(1, "final", 1, 1, 0))

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from checker import cpp_build, record_cli
-from checker.replay import check_path
+from spmcheck.checker import cpp_build, record_cli
+from spmcheck.checker.replay import check_path
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("make") is None,
@@ -213,8 +213,8 @@ int main(int argc, char** argv) {
 def test_every_event_kind_is_written_in_the_grammar(tmp_path: Path) -> None:
     import io
 
-    from checker.parse import LineError, iter_records
-    from spec.events import Event
+    from spmcheck.checker.parse import LineError, iter_records
+    from spmcheck.spec.events import Event
 
     src = tmp_path / "every.cpp"
     src.write_text(EVERY_KIND)
@@ -237,7 +237,7 @@ def test_every_event_kind_is_written_in_the_grammar(tmp_path: Path) -> None:
 
 
 def test_include_dir_holds_the_header(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    from checker import cli
+    from spmcheck.checker import cli
 
     monkeypatch.chdir(ROOT)  # a non-editable install finds the checkout from its cwd
 

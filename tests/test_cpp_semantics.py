@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from checker import cpp_build
-from checker.replay import check_path
-from checker.results import Verdict
+from spmcheck.checker import cpp_build
+from spmcheck.checker.replay import check_path
+from spmcheck.checker.results import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("make") is None,

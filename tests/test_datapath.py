@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from checker.cli import main
-from spec.backend import CONCRETE
-from spec.datapath.explore import Explorer
-from spec.datapath.protocol import definition
-from spec.datapath.variants import DVARIANTS, LATEST
-from spec.datapath.verdicts import ROWS, SCOPES, DVerdict, Runner
-from spec.lang.mutate import Mutation, candidates
+from spmcheck.checker.cli import main
+from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.datapath.explore import Explorer
+from spmcheck.spec.datapath.protocol import definition
+from spmcheck.spec.datapath.variants import DVARIANTS, LATEST
+from spmcheck.spec.datapath.verdicts import ROWS, SCOPES, DVerdict, Runner
+from spmcheck.spec.lang.mutate import Mutation, candidates
 
 KNOBS = ("early_async", "completion_two_arg", "gate_per_agent", "hook_reads_gate")
 

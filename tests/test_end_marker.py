@@ -5,10 +5,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from checker.parse import grammar, parse_line
-from checker.replay import check_stream
-from checker.results import FileResult, Verdict
-from spec.events import RunEnd
+from spmcheck.checker.parse import grammar, parse_line
+from spmcheck.checker.replay import check_stream
+from spmcheck.checker.results import FileResult, Verdict
+from spmcheck.spec.events import RunEnd
 
 FIX = Path(__file__).parent / "fixtures"
 BASE = (FIX / "lookup-ok.log").read_text().splitlines()  # header, comment, 11 events (seq 1..11)

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from spec.backend import CONCRETE
-from spec.bmc import search, violation_target
-from spec.explore import Explorer, bfs, reachable_count
-from spec.model import Model, apply
-from spec.properties import PROPERTIES
-from spec.prove import _violates, bfs_violation, execute
-from spec.vocabulary import Config
-from spec.z3_encoding import Transition
+from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.bmc import search, violation_target
+from spmcheck.spec.explore import Explorer, bfs, reachable_count
+from spmcheck.spec.model import Model, apply
+from spmcheck.spec.properties import PROPERTIES
+from spmcheck.spec.prove import _violates, bfs_violation, execute
+from spmcheck.spec.vocabulary import Config
+from spmcheck.spec.z3_encoding import Transition
 
 SMALL = Config(1, 1, 1)
 

@@ -7,20 +7,20 @@ from functools import lru_cache
 
 import pytest
 
-from checker.check_cli import main as check_main
-from checker.parse import TraceSyntaxError, grammar, lark_parse, parse_line
-from checker.replay import check_stream
-from spec.lifecycle.expected import VIOLATED
-from checker.results import FileResult, Verdict
-from checker.simulate import walk
-from spec.events import Event, LifecycleHeader, render_event, render_header
-from spec.lifecycle.model import LifecycleModel
-from spec.lifecycle.properties import FINDINGS, scenario
-from spec.lifecycle.prove import prove_variant
-from spec.lifecycle.trace import cex_trace, config_of, header_for, header_record
-from spec.lifecycle.variants import LVARIANTS
-from spec.lifecycle.vocabulary import LConfig
-from spec.results import ProofResult
+from spmcheck.checker.check_cli import main as check_main
+from spmcheck.checker.parse import TraceSyntaxError, grammar, lark_parse, parse_line
+from spmcheck.checker.replay import check_stream
+from spmcheck.spec.lifecycle.expected import VIOLATED
+from spmcheck.checker.results import FileResult, Verdict
+from spmcheck.checker.simulate import walk
+from spmcheck.spec.events import Event, LifecycleHeader, render_event, render_header
+from spmcheck.spec.lifecycle.model import LifecycleModel
+from spmcheck.spec.lifecycle.properties import FINDINGS, scenario
+from spmcheck.spec.lifecycle.prove import prove_variant
+from spmcheck.spec.lifecycle.trace import cex_trace, config_of, header_for, header_record
+from spmcheck.spec.lifecycle.variants import LVARIANTS
+from spmcheck.spec.lifecycle.vocabulary import LConfig
+from spmcheck.spec.results import ProofResult
 
 HEAD = header_for(LConfig(), "final", (("source", "test"),))
 
@@ -198,7 +198,7 @@ def test_malformed_lifecycle_lines(text: str, code: str, line: int, col: int) ->
 
 
 def test_malformed_report_has_file_line_col() -> None:
-    from checker.report import text_lines
+    from spmcheck.checker.report import text_lines
 
     lines = text_lines(check(trace("t0 start_bgin ctx=0 result=0")))
     assert any(ln.startswith("t.log:2:5: [TRC009]") for ln in lines), lines

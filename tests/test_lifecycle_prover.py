@@ -7,14 +7,14 @@ import random
 import pytest
 import z3
 
-from spec.backend import CONCRETE
-from spec.lifecycle.expected import VIOLATED, default_pairs, expected
-from spec.lifecycle.model import LifecycleModel
-from spec.lifecycle.properties import FINDINGS, LPROPERTIES, scenario
-from spec.lifecycle.prove import prove_pairs, prove_variant
-from spec.lifecycle.variants import LVARIANTS
-from spec.lifecycle.vocabulary import LConfig
-from spec.z3_encoding import Z3, Transition, _b
+from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.lifecycle.expected import VIOLATED, default_pairs, expected
+from spmcheck.spec.lifecycle.model import LifecycleModel
+from spmcheck.spec.lifecycle.properties import FINDINGS, LPROPERTIES, scenario
+from spmcheck.spec.lifecycle.prove import prove_pairs, prove_variant
+from spmcheck.spec.lifecycle.variants import LVARIANTS
+from spmcheck.spec.lifecycle.vocabulary import LConfig
+from spmcheck.spec.z3_encoding import Z3, Transition, _b
 
 CFG = LConfig()
 
@@ -133,8 +133,8 @@ def test_an_unreachable_witness_fails_the_run() -> None:
     """Non-vacuity as a verdict: a proof whose witness is unreachable makes `prove` exit 1 (the
     parametric tests show such witnesses are refuted at any size: stop-waits-in-drain replaced
     thread-waits for that reason)."""
-    from spec.report import exit_code
-    from spec.results import ProofResult, WitnessResult
+    from spmcheck.spec.report import exit_code
+    from spmcheck.spec.results import ProofResult, WitnessResult
 
     def result(*ws: WitnessResult) -> ProofResult:
         return ProofResult("final", "p", "proved", "proved", "m", "any depth", "any size", 0.0, witnesses=ws)
@@ -148,7 +148,7 @@ def test_an_unreachable_witness_fails_the_run() -> None:
 def test_cli_lifecycle_json_and_cex(tmp_path, capsys) -> None:
     import json
 
-    from checker.cli import main as cli_main
+    from spmcheck.checker.cli import main as cli_main
 
     assert cli_main(["prove", "--model", "lifecycle", "--variant", "positive-tags", "--json", "-"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -167,7 +167,7 @@ def test_cli_lifecycle_json_and_cex(tmp_path, capsys) -> None:
 def test_every_lifecycle_step_declares_its_lock_nesting() -> None:
     """The static half of P5 reads LOCK_CHAINS per step kind; a new step without an entry must not
     silently count as lock-free."""
-    from spec.lifecycle.locks import LOCK_CHAINS
+    from spmcheck.spec.lifecycle.locks import LOCK_CHAINS
 
     for v in LVARIANTS:
         m = LifecycleModel(LConfig(deactivate=True, destroy=True), v)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from checker.lc_record import LRunConfig, run
-from checker.record_cli import main as record_main
-from checker.replay import check_stream
-from checker.results import FileResult, Verdict
+from spmcheck.checker.lc_record import LRunConfig, run
+from spmcheck.checker.record_cli import main as record_main
+from spmcheck.checker.replay import check_stream
+from spmcheck.checker.results import FileResult, Verdict
 
 
 def record(cfg: LRunConfig) -> tuple[str, FileResult]:

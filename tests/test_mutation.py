@@ -24,17 +24,17 @@ from typing import Iterator
 
 import pytest
 
-from checker.convert import v1_to_v2
-from checker.replay import check_path
+from spmcheck.checker.convert import v1_to_v2
+from spmcheck.checker.replay import check_path
 from ._fired import fired
-from checker.results import Verdict
-from spec.lang.mutate import Mutation, apply, candidates, changed
-from spec.model import Model
-from spec.programs import definition
-from spec.prove import counterexample
-from spec.report import cex_trace
-from spec.variants import VARIANTS, Variant
-from spec.vocabulary import Config
+from spmcheck.checker.results import Verdict
+from spmcheck.spec.lang.mutate import Mutation, apply, candidates, changed
+from spmcheck.spec.model import Model
+from spmcheck.spec.programs import definition
+from spmcheck.spec.prove import counterexample
+from spmcheck.spec.report import cex_trace
+from spmcheck.spec.variants import VARIANTS, Variant
+from spmcheck.spec.vocabulary import Config
 
 P1, P2, P5 = "serializer-mirrors-refcount", "creation-consistent", "lock-order-acyclic"
 LD = "lock-discipline"
@@ -124,7 +124,7 @@ _fired = fired
 
 @pytest.mark.parametrize("name,prop", sorted(BREAKING.items()))
 def test_mutant_is_caught_by_every_reading(name: str, prop: str, tmp_path: Path) -> None:
-    from spec.parametric.prove import prove_pair
+    from spmcheck.spec.parametric.prove import prove_pair
 
     with mutant(name) as v:
         r = counterexample(v.name, prop, CFG, timeout=120)

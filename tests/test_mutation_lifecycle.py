@@ -22,21 +22,21 @@ from typing import Iterator
 
 import pytest
 
-from checker.replay import check_path
+from spmcheck.checker.replay import check_path
 from ._fired import fired
-from checker.results import Verdict
-from spec.bmc import violation_target
-from spec.lang.mutate import Mutation, apply, candidates, changed
-from spec.lifecycle.definition import definition
-from spec.lifecycle.model import LifecycleModel
-from spec.lifecycle.properties import LPROPERTIES, scenario
-from spec.lifecycle.prove import find_path
-from spec.lifecycle.trace import cex_trace
-from spec.lifecycle.variants import LVARIANTS, LVariant
-from spec.lifecycle.vocabulary import LConfig
-from spec.model import Action
-from spec.prove import _violates, bfs_violation, render
-from spec.results import ProofResult
+from spmcheck.checker.results import Verdict
+from spmcheck.spec.bmc import violation_target
+from spmcheck.spec.lang.mutate import Mutation, apply, candidates, changed
+from spmcheck.spec.lifecycle.definition import definition
+from spmcheck.spec.lifecycle.model import LifecycleModel
+from spmcheck.spec.lifecycle.properties import LPROPERTIES, scenario
+from spmcheck.spec.lifecycle.prove import find_path
+from spmcheck.spec.lifecycle.trace import cex_trace
+from spmcheck.spec.lifecycle.variants import LVARIANTS, LVariant
+from spmcheck.spec.lifecycle.vocabulary import LConfig
+from spmcheck.spec.model import Action
+from spmcheck.spec.prove import _violates, bfs_violation, render
+from spmcheck.spec.results import ProofResult
 
 CFG = LConfig()
 

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from checker.convert import v1_to_v2
-from checker.openworld_check import Replay, parse_fast, reading
-from checker.replay import check_path, check_stream
-from checker.results import Verdict
-from checker.simulate_v2 import generate
-from spec.lang.openworld import World
+from spmcheck.checker.convert import v1_to_v2
+from spmcheck.checker.openworld_check import Replay, parse_fast, reading
+from spmcheck.checker.replay import check_path, check_stream
+from spmcheck.checker.results import Verdict
+from spmcheck.checker.simulate_v2 import generate
+from spmcheck.spec.lang.openworld import World
 
 TRACES = Path(__file__).resolve().parent.parent / "traces"
 CORE = sorted(n for n, e in json.loads((TRACES / "manifest.json").read_text())["files"].items()

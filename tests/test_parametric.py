@@ -7,20 +7,20 @@ from typing import Iterator
 import pytest
 import z3
 
-from spec.backend import CONCRETE
-from spec.expected import EXPECTED
-from spec.model import Action, Model, apply
-from spec.programs import role_of
-from spec.variants import VARIANTS
-from spec.vocabulary import Config
-from spec.parametric.transitions import PAction, Params, build_actions
-from spec.parametric.encoding import fresh_state
-from spec.parametric.finite import Structure
-from spec.parametric.invariants import LAYERS, conjuncts
-from spec.parametric.prove import any_size_status, run
-from spec.parametric.queries import conj
-from spec.parametric.results import any_size_text, render_text
-from spec.parametric.status import STATUS
+from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.expected import EXPECTED
+from spmcheck.spec.model import Action, Model, apply
+from spmcheck.spec.programs import role_of
+from spmcheck.spec.variants import VARIANTS
+from spmcheck.spec.vocabulary import Config
+from spmcheck.spec.parametric.transitions import PAction, Params, build_actions
+from spmcheck.spec.parametric.encoding import fresh_state
+from spmcheck.spec.parametric.finite import Structure
+from spmcheck.spec.parametric.invariants import LAYERS, conjuncts
+from spmcheck.spec.parametric.prove import any_size_status, run
+from spmcheck.spec.parametric.queries import conj
+from spmcheck.spec.parametric.results import any_size_text, render_text
+from spmcheck.spec.parametric.status import STATUS
 
 
 def walk_states(m: Model, seed: int, walks: int, depth: int) -> list[dict]:
@@ -208,7 +208,7 @@ def test_step_ctis_replay_on_the_fixed_size_model(results) -> None:  # type: ign
 
 
 def _concrete(m: Model, pre: dict[str, str]) -> dict:
-    from spec.programs import LABELS
+    from spmcheck.spec.programs import LABELS
 
     out = m.init_state()
     for name in out:
@@ -279,8 +279,8 @@ def test_invariants_hold_on_states_reached_at_small_sizes(variant: str) -> None:
 
 def test_cross_check_can_refute_a_false_conjunct() -> None:
     """Negative control: 'no serializer entry ever exists' is refuted by reached states."""
-    from spec.parametric.encoding import Agent, forall
-    from spec.parametric.invariants import Conjunct
+    from spmcheck.spec.parametric.encoding import Agent, forall
+    from spmcheck.spec.parametric.invariants import Conjunct
 
     false = Conjunct("no entries", "test", lambda s: forall(Agent, lambda x: z3.Not(s.ex(x))), "test")
     cfg = Config(1, 1, 1)

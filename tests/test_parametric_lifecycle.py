@@ -7,26 +7,26 @@ from typing import Iterator
 import pytest
 import z3
 
-from spec.backend import CONCRETE
-from spec.lifecycle.expected import expected
-from spec.lifecycle.model import LifecycleModel
-from spec.lifecycle.definition import DISPATCH_LABELS, TOOL_LABELS
-from spec.lifecycle.properties import CORE_LPROPS, LPROPERTIES
-from spec.lifecycle.variants import LVARIANTS
-from spec.lifecycle.vocabulary import LConfig
-from spec.model import Action, apply
-from spec.parametric.encoding import forall
-from spec.parametric.lifecycle_actions import LAction, LFired, LParams, Scenario, build_lifecycle_actions
-from spec.parametric.lifecycle_encoding import ENUM_VALUES, Ctx, ScanS, fresh_state
-from spec.parametric.lifecycle_finite import LStructure, abstraction_holds
-from spec.parametric.lifecycle_invariants import LAYERS, LConjunct, conjuncts
-from spec.parametric.lifecycle_prove import (
+from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.lifecycle.expected import expected
+from spmcheck.spec.lifecycle.model import LifecycleModel
+from spmcheck.spec.lifecycle.definition import DISPATCH_LABELS, TOOL_LABELS
+from spmcheck.spec.lifecycle.properties import CORE_LPROPS, LPROPERTIES
+from spmcheck.spec.lifecycle.variants import LVARIANTS
+from spmcheck.spec.lifecycle.vocabulary import LConfig
+from spmcheck.spec.model import Action, apply
+from spmcheck.spec.parametric.encoding import forall
+from spmcheck.spec.parametric.lifecycle_actions import LAction, LFired, LParams, Scenario, build_lifecycle_actions
+from spmcheck.spec.parametric.lifecycle_encoding import ENUM_VALUES, Ctx, ScanS, fresh_state
+from spmcheck.spec.parametric.lifecycle_finite import LStructure, abstraction_holds
+from spmcheck.spec.parametric.lifecycle_invariants import LAYERS, LConjunct, conjuncts
+from spmcheck.spec.parametric.lifecycle_prove import (
     BAD_PAIRS, LPROPS, STATE_PROPS, balanced, default_pairs, prove_pair, witness_refuted,
 )
-from spec.lifecycle.invariants import sample_states
-from spec.parametric.prove import any_size_status, lifecycle_pairs, run
-from spec.parametric.results import any_size_text, render_text
-from spec.parametric.status import LSTATUS
+from spmcheck.spec.lifecycle.invariants import sample_states
+from spmcheck.spec.parametric.prove import any_size_status, lifecycle_pairs, run
+from spmcheck.spec.parametric.results import any_size_text, render_text
+from spmcheck.spec.parametric.status import LSTATUS
 
 CFG = LConfig(2, 2, 2, 3)
 
@@ -206,7 +206,7 @@ def test_cross_check_can_refute_a_false_conjunct() -> None:
     """Negative control: 'no context is ever published' is refuted by reached states."""
     cfg = LConfig(1, 1, 1, 1)
     states = walk_states(LifecycleModel(cfg, "final"), 2, 300, 60)
-    from spec.parametric.lifecycle_encoding import PUBLISHED
+    from spmcheck.spec.parametric.lifecycle_encoding import PUBLISHED
 
     fn = lambda s: forall(Ctx, lambda c: s.slot(c) != PUBLISHED)  # noqa: E731
     assert any(not ok for _, _, ok in _evaluate(cfg, states, [("never published", fn)]))

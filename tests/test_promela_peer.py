@@ -11,10 +11,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from peers.gen_promela import PROMELA, generate  # noqa: E402
 
-from spec.model import Model  # noqa: E402
-from spec.textterm import P  # noqa: E402
-from spec.properties import PROPERTIES  # noqa: E402
-from spec.vocabulary import Config  # noqa: E402
+from spmcheck.spec.model import Model  # noqa: E402
+from spmcheck.spec.textterm import P  # noqa: E402
+from spmcheck.spec.properties import PROPERTIES  # noqa: E402
+from spmcheck.spec.vocabulary import Config  # noqa: E402
 
 
 def test_committed_promela_model_is_what_the_generator_writes_today() -> None:

@@ -6,16 +6,16 @@ import random
 import pytest
 import z3
 
-from checker.cli import main as cli_main
-from spec.backend import CONCRETE
-from spec.expected import EXPECTED
-from spec.lockgraph import explore_edges
-from spec.model import Model
-from spec.properties import PROPERTIES
-from spec.prove import prove_all
-from spec.variants import VARIANTS
-from spec.vocabulary import Config
-from spec.z3_encoding import Z3, Transition, _b
+from spmcheck.checker.cli import main as cli_main
+from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.expected import EXPECTED
+from spmcheck.spec.lockgraph import explore_edges
+from spmcheck.spec.model import Model
+from spmcheck.spec.properties import PROPERTIES
+from spmcheck.spec.prove import prove_all
+from spmcheck.spec.variants import VARIANTS
+from spmcheck.spec.vocabulary import Config
+from spmcheck.spec.z3_encoding import Z3, Transition, _b
 
 CFG = Config(2, 2, 2)
 

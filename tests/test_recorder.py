@@ -10,7 +10,7 @@ import io
 
 import pytest
 
-from checker.record import RunConfig, run
+from spmcheck.checker.record import RunConfig, run
 
 from ._verdict import verdict
 

@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-import spec.prove as sp
-from spec.backend import CONCRETE
-from spec.bmc import BmcOutcome
-from spec.model import Model, apply
-from spec.vocabulary import Config
+import spmcheck.spec.prove as sp
+from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.bmc import BmcOutcome
+from spmcheck.spec.model import Model, apply
+from spmcheck.spec.vocabulary import Config
 
 
 def _first_stuck(model: Model, small: Model, indices: tuple[int, ...], start: dict) -> int:

@@ -60,10 +60,10 @@ def test_report_opens_without_console_errors(chromium: str, tmp_path: Path) -> N
     """The report of every default pair (records built from spec's tables, one counterexample
     each where a violation is expected: tests/test_report_text.default_records) plus a rejected
     trace, rendered by `spmcheck report --from-json` as CI would."""
-    from checker.cli import main as cli_main
-    from checker.render import envelope as env
-    from checker.render.records import make_run
-    from checker.render.summary import prove_counts, prove_summary
+    from spmcheck.checker.cli import main as cli_main
+    from spmcheck.checker.render import envelope as env
+    from spmcheck.checker.render.records import make_run
+    from spmcheck.checker.render.summary import prove_counts, prove_summary
     from tests.test_report_text import default_records
 
     run = make_run(*default_records(), "", "", {})

@@ -11,8 +11,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from checker.cli import main as cli_main
-from checker.render.envelope import SCHEMA_PATH
+from spmcheck.checker.cli import main as cli_main
+from spmcheck.checker.render.envelope import SCHEMA_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures"
@@ -72,8 +72,8 @@ def test_prove_json_sarif_junit(prove_out: dict[str, Path], capsys: pytest.Captu
 
 
 def test_junit_counts_follow_mismatches() -> None:
-    from checker.render.junit import prove_junit
-    from checker.render.records import make_run
+    from spmcheck.checker.render.junit import prove_junit
+    from spmcheck.checker.render.records import make_run
     from tests.test_report_text import default_records
 
     core, lc = default_records(flip=("final", "creation-consistent"))
@@ -112,7 +112,7 @@ def test_check_json_sarif_junit_github(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_github_annotation_escaping() -> None:
-    from checker.render.github import annotation
+    from spmcheck.checker.render.github import annotation
 
     assert annotation("error", "a%b\nc", "x,y:z.log", 3, 2, "t") == "::error file=x%2Cy%3Az.log,line=3,col=2,title=t::a%25b%0Ac"
     assert annotation("notice", "m") == "::notice::m"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from checker.render import envelope as env
-from checker.render import html_report, markdown
-from checker.render.records import make_run
-from checker.render.reportdata import ReportData, graphs_for, provenance, run_from_envelope, trace_view
-from checker.render.summary import prove_counts, prove_summary
+from spmcheck.checker.render import envelope as env
+from spmcheck.checker.render import html_report, markdown
+from spmcheck.checker.render.records import make_run
+from spmcheck.checker.render.reportdata import ReportData, graphs_for, provenance, run_from_envelope, trace_view
+from spmcheck.checker.render.summary import prove_counts, prove_summary
 from tests.test_report_text import default_records
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,14 +22,14 @@ FIX = ROOT / "tests" / "fixtures"
 
 @pytest.fixture(scope="module")
 def data() -> ReportData:
-    from checker.check_cli import _check
+    from spmcheck.checker.check_cli import _check
 
     core, lc = default_records()
     run = make_run(core, lc, "2 agents, 2 updaters, 2 lookups", "2 agents, 2 contexts", {})
     traces = tuple(trace_view(_check(str(f))) for f in (FIX / "violated-bad.log", FIX / "lookup-ok.log"))
     # one static graph with a cycle (the lock inversion) and the traces' dynamic graph; the
     # report itself draws one per core variant (graphs_for)
-    from checker.render.lockgraph_svg import static_core
+    from spmcheck.checker.render.lockgraph_svg import static_core
 
     return ReportData(run, traces, (static_core("reversed-lookup-order"),) + graphs_for(make_run([], [], "", "", {}), traces),
                       provenance(run, "spmcheck report -o x", "built-in"))
@@ -78,7 +78,7 @@ def test_prove_json_round_trips_into_the_same_records(data: ReportData) -> None:
 
 
 def test_report_cli_from_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], data: ReportData) -> None:
-    from checker.cli import main as cli_main
+    from spmcheck.checker.cli import main as cli_main
 
     import dataclasses
 

@@ -12,15 +12,15 @@ from typing import Iterator
 
 import pytest
 
-from checker.render import cex as cexr
-from checker.render import svg_swimlane
-from checker.render.legend import HIGHLIGHTS
-from spec.expected import expected
-from spec.model import Model
-from spec.properties import PROPERTIES
-from spec.results import CexStep, ProofResult
-from spec.variants import VARIANTS
-from spec.vocabulary import Config
+from spmcheck.checker.render import cex as cexr
+from spmcheck.checker.render import svg_swimlane
+from spmcheck.checker.render.legend import HIGHLIGHTS
+from spmcheck.spec.expected import expected
+from spmcheck.spec.model import Model
+from spmcheck.spec.properties import PROPERTIES
+from spmcheck.spec.results import CexStep, ProofResult
+from spmcheck.spec.variants import VARIANTS
+from spmcheck.spec.vocabulary import Config
 
 SVG = "{http://www.w3.org/2000/svg}"
 CFG = Config(2, 2, 2)
@@ -31,7 +31,7 @@ LD_MUTANT = "weaken-lock:lookup:acq_map:lock_acquire:0"  # serializer() emplaces
 
 @pytest.fixture(scope="module")
 def core() -> dict[tuple[str, str], ProofResult]:
-    from spec.prove import prove_variant
+    from spmcheck.spec.prove import prove_variant
 
     out = {}
     for v in dict.fromkeys(v for v, _ in BAD):
@@ -43,7 +43,7 @@ def core() -> dict[tuple[str, str], ProofResult]:
 
 @pytest.fixture(scope="module")
 def mutant() -> Iterator[ProofResult]:
-    from spec.prove import counterexample
+    from spmcheck.spec.prove import counterexample
 
     v = dataclasses.replace(VARIANTS["final"], name=f"final~{LD_MUTANT}", mutation=LD_MUTANT, known_bad=True)
     VARIANTS[v.name] = v
@@ -212,9 +212,9 @@ def test_lock_discipline_highlights_the_unprotected_access(mutant: ProofResult) 
 
 
 def test_a_lifecycle_counterexample_highlights_the_reference_left_behind() -> None:
-    from spec.lifecycle.model import LifecycleModel
-    from spec.lifecycle.prove import prove_pairs
-    from spec.lifecycle.vocabulary import LConfig
+    from spmcheck.spec.lifecycle.model import LifecycleModel
+    from spmcheck.spec.lifecycle.prove import prove_pairs
+    from spmcheck.spec.lifecycle.vocabulary import LConfig
 
     (r,) = prove_pairs([("pr-758072b", "refcount-balanced")], LConfig(), 120)
     assert r.verdict == "violated" and r.counterexample
@@ -242,8 +242,8 @@ def test_unchanged_variables_read_their_initial_value_from_the_definition() -> N
 
 
 def test_lifecycle_variables_read_their_initial_value_from_the_definition() -> None:
-    from spec.lifecycle.model import LifecycleModel
-    from spec.lifecycle.vocabulary import LConfig
+    from spmcheck.spec.lifecycle.model import LifecycleModel
+    from spmcheck.spec.lifecycle.vocabulary import LConfig
 
     init = LifecycleModel(LConfig(), "final").init_state()
     assert any(v is True for v in init.values())  # not all zero: the profile starts alive

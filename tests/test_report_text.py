@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from checker.render import cex as cexr
-from checker.render.legend import meaning
-from checker.render.prove_text import brief, verbose
-from checker.render.records import make_run
-from checker.render.summary import check_summary, prove_summary
-from checker.results import FileResult, Finding, Verdict
-from spec.results import CexStep, ProofResult, WitnessResult
+from spmcheck.checker.render import cex as cexr
+from spmcheck.checker.render.legend import meaning
+from spmcheck.checker.render.prove_text import brief, verbose
+from spmcheck.checker.render.records import make_run
+from spmcheck.checker.render.summary import check_summary, prove_summary
+from spmcheck.checker.results import FileResult, Finding, Verdict
+from spmcheck.spec.results import CexStep, ProofResult, WitnessResult
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE_SIZE, LC_SIZE = "2 agents, 2 updaters, 2 lookups", "2 agents, 2 contexts, 2 tool threads, 3 dispatches"
@@ -41,10 +41,10 @@ _CEX = (CexStep(1, "u0", "update_begin", (("agents", "0"), ("enable", "1")), (("
 def default_records(flip: tuple[str, str] | None = None) -> tuple[list[ProofResult], list[ProofResult]]:
     """A result for every pair the default `spmcheck prove` runs, each with its expected verdict
     (or, for `flip`, the other one), built from spec's own tables — no solver involved."""
-    from spec.expected import expected as core_expected
-    from spec.lifecycle.expected import default_pairs, expected as lc_expected
-    from spec.properties import PROPERTIES
-    from spec.variants import VARIANTS
+    from spmcheck.spec.expected import expected as core_expected
+    from spmcheck.spec.lifecycle.expected import default_pairs, expected as lc_expected
+    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.variants import VARIANTS
 
     core = []
     for v in VARIANTS:
@@ -84,8 +84,8 @@ def test_summary_names_the_first_mismatch_and_never_says_as_expected() -> None:
 
 
 def test_questions_are_questions_with_plain_answers() -> None:
-    from spec.lifecycle.expected import QUESTIONS
-    from spec.lifecycle.report import answer, questions
+    from spmcheck.spec.lifecycle.expected import QUESTIONS
+    from spmcheck.spec.lifecycle.report import answer, questions
 
     qs = questions()
     assert [q.props for q in qs] == [p for _, p in QUESTIONS]
@@ -104,10 +104,10 @@ def test_questions_are_questions_with_plain_answers() -> None:
 
 
 def test_every_state_variable_of_both_models_has_a_legend_entry() -> None:
-    from spec.lifecycle.model import LifecycleModel
-    from spec.lifecycle.vocabulary import LConfig
-    from spec.model import Model
-    from spec.vocabulary import Config
+    from spmcheck.spec.lifecycle.model import LifecycleModel
+    from spmcheck.spec.lifecycle.vocabulary import LConfig
+    from spmcheck.spec.model import Model
+    from spmcheck.spec.vocabulary import Config
 
     for model, m in (("core", Model(Config(2, 2, 2), "final")), ("lifecycle", LifecycleModel(LConfig(), "final"))):
         missing = [n for n in m.var_names if meaning(n, model) is None]
@@ -138,7 +138,7 @@ def test_counterexample_text_has_start_state_failing_step_and_legend() -> None:
 
 
 def test_check_findings_are_aggregated_per_property() -> None:
-    from checker.report import text_lines
+    from spmcheck.checker.report import text_lines
 
     fs = tuple(Finding("drain-covers-hooked-dispatches", 10 + i, "fails at this step: x") for i in range(7)) + \
         (Finding("stop-returns-after-delivery", 40, "fails: y"),)
@@ -178,7 +178,7 @@ def test_main_job_check_output_is_brief(capsys: pytest.CaptureFixture[str]) -> N
     the summary; notes and findings beyond the first of each kind are counted, not listed."""
     import glob
 
-    from checker.cli import main as cli_main
+    from spmcheck.checker.cli import main as cli_main
 
     files = sorted(glob.glob(str(ROOT / "traces" / "final-*.log")) + glob.glob(str(ROOT / "traces" / "caller-flag-*.log"))
                    + glob.glob(str(ROOT / "traces" / "lc-final-*.log")))

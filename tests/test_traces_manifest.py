@@ -9,7 +9,7 @@ import pytest
 TRACES = Path(__file__).resolve().parent.parent / "traces"
 MANIFEST = json.loads((TRACES / "manifest.json").read_text(encoding="utf-8"))["files"]
 
-replay = pytest.importorskip("checker.replay", reason="the trace checker (checker/replay.py) is missing")
+replay = pytest.importorskip("spmcheck.checker.replay", reason="the trace checker (checker/replay.py) is missing")
 
 
 def test_manifest_covers_every_trace() -> None:

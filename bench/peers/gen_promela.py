@@ -26,10 +26,10 @@ from typing import Sequence
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from spec.model import Model  # noqa: E402
-from spec.textterm import TEXT, P, lit  # noqa: E402
-from spec.properties import PROPERTIES  # noqa: E402
-from spec.vocabulary import Config  # noqa: E402
+from spmcheck.spec.model import Model  # noqa: E402
+from spmcheck.spec.textterm import TEXT, P, lit  # noqa: E402
+from spmcheck.spec.properties import PROPERTIES  # noqa: E402
+from spmcheck.spec.vocabulary import Config  # noqa: E402
 
 
 def ident(name: str) -> str:

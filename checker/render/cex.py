@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from spec.results import CexStep, ProofResult
+from spmcheck.spec.results import CexStep, ProofResult
 
 from .legend import legend
 
@@ -229,14 +229,14 @@ def _funcs(model: str) -> tuple[tuple[re.Pattern[str], object], ...]:
     got = _FUNCS.get(model)
     if got is None:
         if model == "core":
-            from spec.programs import definition
-            from spec.variants import VARIANTS
+            from spmcheck.spec.programs import definition
+            from spmcheck.spec.variants import VARIANTS
 
             funcs = definition(VARIANTS["final"]).funcs
         else:
-            from spec.lifecycle.definition import definition as lc_definition
-            from spec.lifecycle.variants import LVARIANTS
-            from spec.lifecycle.vocabulary import LConfig
+            from spmcheck.spec.lifecycle.definition import definition as lc_definition
+            from spmcheck.spec.lifecycle.variants import LVARIANTS
+            from spmcheck.spec.lifecycle.vocabulary import LConfig
 
             funcs = lc_definition(LVARIANTS["final"], LConfig()).funcs
         out = []
@@ -398,7 +398,7 @@ def _cycle_edges(v: CexView) -> set[tuple[str, str]]:
     if v.model != "core":
         return set()
     try:
-        from spec.lockgraph import explore_edges
+        from spmcheck.spec.lockgraph import explore_edges
 
         g = explore_edges(v.variant)
     except Exception:  # noqa: BLE001 - no graph: the highlight names the held locks only

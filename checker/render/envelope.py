@@ -66,7 +66,7 @@ def dumps(doc: dict[str, Any]) -> str:
 
 def prove_results(run: Any) -> list[dict[str, Any]]:
     """spmcheck prove: ProofResult.to_json() per pair plus model, label, finding, any-size status."""
-    from spec.names import label
+    from spmcheck.spec.names import label
 
     out = []
     for p in run.pairs:
@@ -77,6 +77,6 @@ def prove_results(run: Any) -> list[dict[str, Any]]:
 
 
 def parametric_results(results: list[Any]) -> list[dict[str, Any]]:
-    from spec.names import label
+    from spmcheck.spec.names import label
 
     return [dict(r.to_json(), label=label(r.property)) for r in results]

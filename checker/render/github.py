@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from spec.names import label
+from spmcheck.spec.names import label
 
 from .locations import property_location
 from .records import ProveRun

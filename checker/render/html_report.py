@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 from typing import Sequence
 
-from spec.names import label
+from spmcheck.spec.names import label
 
 from . import cex as cexr
 from . import lockgraph_svg, svg_swimlane
@@ -62,8 +62,8 @@ def matrix(pairs: Sequence[Pair], cols: Sequence[str], model: str) -> str:
 
 
 def _meanings(run: ProveRun) -> str:
-    from spec.lifecycle.properties import LPROPERTIES
-    from spec.properties import PROPERTIES
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES
+    from spmcheck.spec.properties import PROPERTIES
 
     rows = []
     seen = set()
@@ -86,8 +86,8 @@ def _answer_cls(a: str) -> str:
 
 
 def _questions(run: ProveRun) -> str:
-    from spec.lifecycle.expected import QUESTION_VARIANTS
-    from spec.lifecycle.report import answer, questions
+    from spmcheck.spec.lifecycle.expected import QUESTION_VARIANTS
+    from spmcheck.spec.lifecycle.report import answer, questions
 
     lc = [p.result for p in run.model("lifecycle")]
     anys = {(p.result.variant, p.result.property): p.any_size for p in run.model("lifecycle")}
@@ -105,9 +105,9 @@ def _questions(run: ProveRun) -> str:
 
 
 def _findings(run: ProveRun) -> str:
-    from spec.lifecycle.expected import FINDING_REASON
-    from spec.lifecycle.properties import LPROPERTIES
-    from spec.lifecycle.variants import LVARIANTS
+    from spmcheck.spec.lifecycle.expected import FINDING_REASON
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES
+    from spmcheck.spec.lifecycle.variants import LVARIANTS
 
     cards = []
     for p in run.model("lifecycle"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import Any, Sequence
 
-from spec.names import label
+from spmcheck.spec.names import label
 
 from .records import ProveRun
 

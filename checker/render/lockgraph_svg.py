@@ -25,16 +25,16 @@ class Graph:
 
 
 def static_core(variant: str) -> Graph:
-    from spec.lockgraph import explore_edges
+    from spmcheck.spec.lockgraph import explore_edges
 
     g = explore_edges(variant)
     return Graph(f"core {variant}: static lock order", tuple((e.src, e.dst, e.label) for e in g.edges), g.cycles)
 
 
 def static_lifecycle(variant: str) -> Graph:
-    from spec.lifecycle.lockgraph import lock_graph
-    from spec.lifecycle.model import LifecycleModel
-    from spec.lifecycle.vocabulary import LConfig
+    from spmcheck.spec.lifecycle.lockgraph import lock_graph
+    from spmcheck.spec.lifecycle.model import LifecycleModel
+    from spmcheck.spec.lifecycle.vocabulary import LConfig
 
     g = lock_graph(LifecycleModel(LConfig(dispatches=1), variant))
     return Graph(f"lifecycle {variant}: static lock order", g.edges, g.cycles)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from spec.names import label
+from spmcheck.spec.names import label
 
 from . import cex as cexr
 from .prove_text import CORE_COLS, lifecycle_cols
@@ -48,8 +48,8 @@ def final_sentence(run: ProveRun) -> str:
 
 
 def _summary_of(prop: str, model: str) -> str:
-    from spec.lifecycle.properties import LPROPERTIES
-    from spec.properties import PROPERTIES
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES
+    from spmcheck.spec.properties import PROPERTIES
 
     p = (PROPERTIES if model == "core" else LPROPERTIES).get(prop)
     return p.summary if p is not None else prop
@@ -93,7 +93,7 @@ def cex_table(v: cexr.CexView) -> list[str]:
 
 
 def render(data: ReportData) -> str:
-    from spec.lifecycle.expected import FINDING_REASON
+    from spmcheck.spec.lifecycle.expected import FINDING_REASON
 
     run = data.run
     out = ["# spmcheck design review: SPM queue serialization", "", f"**{prove_summary(run)}**", ""]
@@ -151,8 +151,8 @@ def render(data: ReportData) -> str:
 
 
 def _questions(run: ProveRun) -> list[str]:
-    from spec.lifecycle.expected import QUESTION_VARIANTS
-    from spec.lifecycle.report import answer, questions
+    from spmcheck.spec.lifecycle.expected import QUESTION_VARIANTS
+    from spmcheck.spec.lifecycle.report import answer, questions
 
     lc = [p.result for p in run.model("lifecycle")]
     anys = {(p.result.variant, p.result.property): p.any_size for p in run.model("lifecycle")}

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from spec.names import label
+from spmcheck.spec.names import label
 
 from . import cex as cexr
 from .records import Pair, ProveRun
 from .summary import prove_summary
 
 def _core_cols() -> tuple[str, ...]:
-    from spec.properties import PROPERTIES  # the core's properties, in the definition's order
+    from spmcheck.spec.properties import PROPERTIES  # the core's properties, in the definition's order
 
     return tuple(PROPERTIES)
 
@@ -41,9 +41,9 @@ def matrix(pairs: Sequence[Pair], cols: Sequence[str]) -> list[str]:
 
 
 def lifecycle_cols(pairs: Sequence[Pair]) -> list[str]:
-    from spec.lifecycle.properties import CORE_LPROPS
+    from spmcheck.spec.lifecycle.properties import CORE_LPROPS
 
-    from spec.names import ALIASES
+    from spmcheck.spec.names import ALIASES
 
     seen = {p.result.property for p in pairs if not p.finding}
     order = list(ALIASES.values())
@@ -78,7 +78,7 @@ def brief(run: ProveRun, timings: bool = False) -> list[str]:
         out += ["  " + ln for ln in matrix(main, cols)]
         used += cols
     if core or main:
-        from spec.names import ALIASES
+        from spmcheck.spec.names import ALIASES
 
         order = list(ALIASES.values())
         labels = sorted(dict.fromkeys(used), key=lambda c: order.index(c) if c in order else len(order))
@@ -92,7 +92,7 @@ def brief(run: ProveRun, timings: bool = False) -> list[str]:
         out.append("\nfindings: residual risks of the final design, shown as counterexamples (expected, not failures):")
         w = max(len(p.result.property) for p in finds)
         for p in finds:
-            from spec.lifecycle.expected import FINDING_REASON
+            from spmcheck.spec.lifecycle.expected import FINDING_REASON
 
             what = FINDING_REASON.get(p.result.property, p.result.source)
             what = what.split(": ", 1)[1] if what.startswith("residual") and ": " in what else what
@@ -104,8 +104,8 @@ def brief(run: ProveRun, timings: bool = False) -> list[str]:
 
 
 def questions(run: ProveRun) -> list[str]:
-    from spec.lifecycle.expected import QUESTION_VARIANTS
-    from spec.lifecycle.report import answer, questions as qs
+    from spmcheck.spec.lifecycle.expected import QUESTION_VARIANTS
+    from spmcheck.spec.lifecycle.report import answer, questions as qs
 
     lc = [p.result for p in run.model("lifecycle")]
     anys = {(p.result.variant, p.result.property): p.any_size for p in run.model("lifecycle")}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from spec.results import ProofResult
+from spmcheck.spec.results import ProofResult
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,9 @@ def make_run(core: Sequence[ProofResult], lifecycle: Sequence[ProofResult], core
              lifecycle_size: str, config: dict[str, Any], seconds: float = 0.0,
              command: str = "spmcheck prove") -> ProveRun:
     """Attach the any-size status and the finding flag; the exit code is spec.report.exit_code's."""
-    from spec.lifecycle.properties import meta
-    from spec.parametric.prove import any_size_status
-    from spec.report import exit_code
+    from spmcheck.spec.lifecycle.properties import meta
+    from spmcheck.spec.parametric.prove import any_size_status
+    from spmcheck.spec.report import exit_code
 
     pairs = [Pair("core", r, ("any size" if r.any_size == "any size" else r.any_size) if r.verdict == "proved" else "-")
              for r in core]

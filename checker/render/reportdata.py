@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from spec.results import CexStep, ProofResult, WitnessResult
+from spmcheck.spec.results import CexStep, ProofResult, WitnessResult
 
 from .records import Pair, ProveRun
 
@@ -54,8 +54,8 @@ def provenance(run: ProveRun, command: str, layout: str) -> dict[str, str]:
 
 def run_from_envelope(doc: dict[str, Any]) -> ProveRun:
     """A `spmcheck prove --json` envelope back as the records it was written from."""
-    from spec.lifecycle.vocabulary import LConfig
-    from spec.vocabulary import Config
+    from spmcheck.spec.lifecycle.vocabulary import LConfig
+    from spmcheck.spec.vocabulary import Config
 
     if doc.get("format") != "spmcheck-result" or doc.get("command") != "prove":
         raise ValueError("not the JSON of `spmcheck prove --json` (format spmcheck-result, command prove)")
@@ -80,8 +80,8 @@ def run_from_envelope(doc: dict[str, Any]) -> ProveRun:
 
 def trace_view(r: Any, keep: int = 40) -> TraceView:
     """The events of a rejected trace up to its failing line (the last `keep`)."""
-    from checker.parse import iter_records
-    from spec.events import Event
+    from spmcheck.checker.parse import iter_records
+    from spmcheck.spec.events import Event
 
     events: list[Any] = []
     if r.verdict.value not in ("violated", "diverged") or not r.line:

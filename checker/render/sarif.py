@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from spec.names import label
+from spmcheck.spec.names import label
 
 from .envelope import version
 from .locations import property_location, variant_location
@@ -45,8 +45,8 @@ def _loc(path: str, line: int, col: int = 0, message: str = "") -> dict[str, Any
 
 
 def _rule(prop: str, model: str) -> dict[str, Any]:
-    from spec.lifecycle.properties import LPROPERTIES
-    from spec.properties import PROPERTIES
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES
+    from spmcheck.spec.properties import PROPERTIES
 
     p = (PROPERTIES if model == "core" else LPROPERTIES).get(prop)
     summary = p.summary if p is not None else prop
@@ -112,8 +112,8 @@ _CHECK_LEVEL = {"violated": "error", "diverged": "error", "malformed": "error", 
 
 
 def check_sarif(results: Sequence[Any], command: str = "spmcheck check") -> dict[str, Any]:
-    from spec.lifecycle.properties import LPROPERTIES
-    from spec.properties import PROPERTIES
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES
+    from spmcheck.spec.properties import PROPERTIES
 
     rules: dict[str, dict[str, Any]] = {}
     out = []

@@ -5,7 +5,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from spec.names import label
+from spmcheck.spec.names import label
 
 from .records import ProveRun
 

@@ -6,7 +6,7 @@ path from Init that violates the property replays on spec.model (CONCRETE) now.
 
 The paths are stored as trace files (traces/FORMAT.md, static args only) in `cex/`, found once
 by the fixed-size BMC (`spec.prove.find_path`, the same search `spmcheck prove` uses) and
-regenerated with `python -m spec.parametric.confirm`. Finding them again on every run would cost
+regenerated with `python -m spmcheck.spec.parametric.confirm`. Finding them again on every run would cost
 seconds per pair (the apply-after-unlock race is 26 steps deep); replaying costs milliseconds.
 If the model changes so that a stored path no longer replays, the verdict drops to `unknown`
 and says so — the same contract as the stored invariants in spec/proofs/.

@@ -8,7 +8,7 @@ parametric system, so `reachable` is exact; a witness not met within the budget 
 confirm: a `violated` verdict needs a concrete path from Init that violates the property on
 LifecycleModel now. Paths are stored as lifecycle traces (`cex/lc-<variant>--<property>.trace`),
 found once by the fixed-size lifecycle prover (spec.lifecycle.prove) and regenerated with
-`python -m spec.parametric.lifecycle_witnesses`; a path that no longer replays gives `unknown`.
+`python -m spmcheck.spec.parametric.lifecycle_witnesses`; a path that no longer replays gives `unknown`.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 STATUS: the core (spec.programs) pairs; LSTATUS: the lifecycle (spec.lifecycle) pairs of
 `prove.lifecycle_pairs()`. tests/test_parametric.py and tests/test_parametric_lifecycle.py check
-them against a fresh `run()`; regenerate with `python -m spec.parametric.status` after changing
+them against a fresh `run()`; regenerate with `python -m spmcheck.spec.parametric.status` after changing
 the protocol or the invariants.
 """
 from __future__ import annotations
