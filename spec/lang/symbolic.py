@@ -10,6 +10,22 @@ Union sorts are split: a function over `thread` becomes one symbol per leaf sort
 `lookup`), so each role's state is a total function of its own sort and no query needs a role
 test. A leaf symbol that no action ever writes is its initial value everywhere (the core's
 lookups never take `queues`), so it is not declared at all; that is read off the definition.
+
+Three constructs have a reading here that is not a plain Z3 term (the lifecycle uses them):
+
+* an `OwnerDom` function (a mutex holder, the counter 0..|sort| at the fixed size) is a relation
+  over the owner sort: `f(args..., e)` "e holds it". `NOBODY` is the empty relation, `owner(e)`
+  the relation true of e alone, Ite picks; `==` compares the relations. The reading admits
+  states with two holders, which no finite state encodes (a superset: the invariants state
+  mutual exclusion as a proved conjunct); from a state with at most one holder every step
+  writes exactly what the finite encoding writes.
+* a counter the definition declares abstracted (`Protocol.abstractions`) has no symbol: its
+  updates are dropped and an application reads as its `Count`, which is compared with a
+  constant only where the comparison depends on emptiness alone (`Count == 0` is "no element
+  satisfies the body", `Count > 0` "some element does"); anything else raises.
+* a finite-only guard conjunct (`Action.any_size`) reads as its stated replacement (a superset
+  of the finite steps: the replacement follows from it on reachable states), and a finite-only
+  bound (`Protocol.bounds`, a counter saturating at its finite domain's top) reads as true.
 """
 from __future__ import annotations
 
@@ -30,8 +46,11 @@ from .syntax import (
     IntDom,
     IsAll,
     Lit,
+    Agg,
+    Index,
     Member,
     Op,
+    OwnerDom,
     Protocol,
     Quant,
     ScopeParam,
@@ -54,6 +73,8 @@ class Fired:
     post: dict[str, Fn]
     writes: frozenset[str] = field(default_factory=frozenset)
     checks: list[tuple[str, str, z3.BoolRef]] = field(default_factory=list)  # (claim, why, cond)
+    # the value an event key reports, read on demand (a Mask has no any-size reading)
+    observe: Callable[[str], Any] | None = None
 
     def claim(self, name: str) -> z3.BoolRef:
         """The conjunction of this step's conditions for claim `name` (true if none)."""
@@ -79,14 +100,25 @@ class Reading:
         self.symbols: dict[Key, str] = {}
         self.signature: dict[str, tuple[tuple[z3.SortRef, ...], z3.SortRef]] = {}
         written = set().union(*[_written(p) for p in protos])
+        self.abstracted: dict[str, tuple[tuple[Var, ...], Expr]] = {}
+        self.bounds: dict[int, Expr] = {}
+        for p in protos:
+            self.abstracted.update(p.abstractions)
+            self.bounds.update(p.bounds)
         for f in proto.funcs:
+            if f.name in self.abstracted:
+                continue  # read through its count
             for leaves in itertools.product(*[a.leaves() for a in f.args]):
                 key = (f.name, tuple(x.name for x in leaves))
                 if key not in written:
                     continue  # never written: its initial value everywhere
                 name = names(f, leaves)
                 self.symbols[key] = name
-                self.signature[name] = (tuple(self.sorts[x.name] for x in leaves), self.range(f))
+                dom = tuple(self.sorts[x.name] for x in leaves)
+                if isinstance(f.dom, OwnerDom):  # a relation over the holder's sort
+                    self.signature[name] = (dom + (self.sorts[_owner_sort(f).name],), z3.BoolSort())
+                else:
+                    self.signature[name] = (dom, self.range(f))
 
     def range(self, f: Func) -> z3.SortRef:
         d = f.dom
@@ -119,6 +151,27 @@ class Reading:
     def symbol(self, f: Func, leaves: tuple[Sort, ...]) -> str | None:
         return self.symbols.get((f.name, tuple(x.name for x in leaves)))
 
+    def initial(self, s: Mapping[str, Fn]) -> z3.BoolRef:
+        """Every declared symbol at its initial value everywhere; element-valued functions are
+        left free (the fixed size starts them at element 0: any element is a superset)."""
+        funcs = {f.name: f for f in self.proto.funcs}
+        parts: list[z3.BoolRef] = []
+        for (fname, _), name in self.symbols.items():
+            f = funcs[fname]
+            if isinstance(f.dom, SortDom):
+                continue
+            doms = self.signature[name][0]
+            if isinstance(f.dom, OwnerDom):
+                val: Any = z3.BoolVal(False)
+            else:
+                val = self.init_value(f)
+
+            def body(xs: tuple[z3.ExprRef, ...], name: str = name, val: Any = val) -> z3.BoolRef:
+                return s[name](*xs) == val
+
+            parts.append(_forall_all(self.forall, doms, body))
+        return z3.And(*parts)
+
     # ---- evaluation -----------------------------------------------------------------------
     def fire(self, act: LAction, s: Mapping[str, Fn], env: Mapping[str, Any]) -> Fired:
         """`env`: the thread variable and element parameters -> Z3 constants; a scope parameter
@@ -129,8 +182,13 @@ class Reading:
         pcname = self.symbol(pc, (act.role,))
         assert pcname is not None and isinstance(pc.dom, EnumDom)
         guards = [(f"at {act.at}", s[pcname](env[act.thread.name]) == self.enum(pc.dom)[1][act.at])]
-        guards += [(lab, ev.bool(x)) for lab, x in act.select]
-        guards += [(lab, ev.bool(x)) for lab, x in act.guard]
+        relax = dict(act.any_size)
+        for lab, x in list(act.select) + list(act.guard):
+            if lab in relax:
+                x = relax[lab]
+                if isinstance(x, Lit) and x.value is True:
+                    continue  # a finite-only bound, dropped
+            guards.append((lab, ev.bool(x)))
         side: list[z3.BoolRef] = []
         for p in act.params:
             if isinstance(p, ScopeParam):
@@ -151,21 +209,35 @@ class Reading:
                 target, value, var = up.target, lift(up.value), up.var
             else:
                 target, value, var = up[0], lift(up[1]), None
+            if target.func.name in self.abstracted:
+                continue  # read through its count: its own update is not a symbol's
             name, arg_exprs = ev.target(target)
             writes.add(name)
             old = post[name]
             post[name] = _update(ev, old, target, arg_exprs, value, var)
-        return Fired(guards, side, post, frozenset(writes), checks)
+        obs = dict(act.observe)
+        return Fired(guards, side, post, frozenset(writes), checks, lambda key: ev.term(obs[key]))
 
     def closed(self, e: Expr, s: Mapping[str, Fn]) -> z3.BoolRef:
         """A closed expression (an invariant claim) over the state `s`."""
         return _Eval(self, s, {}, {}).bool(e)
+
+    def open(self, e: Expr, s: Mapping[str, Fn], env: Mapping[str, Any]) -> Any:
+        """An expression whose free variables `env` binds (by name) to Z3 terms of their sorts."""
+        return _Eval(self, s, env, {}).term(e)
 
 
 def _update(ev: "_Eval", old: Fn, target: App, args: list[Expr], value: Expr, var: Var | None) -> Fn:
     """new(y..) = If(y.. == args, value, old(y..)); a `var` argument position ranges freely."""
     func = target.func
     dom = func.dom
+    if isinstance(dom, OwnerDom):
+        def held(*ys: z3.ExprRef) -> z3.ExprRef:
+            conds = [y == ev.term(a) for y, a in zip(ys, args)]
+            val = ev.owner_rel(value)(ys[-1])
+            return z3.If(z3.And(*conds), val, old(*ys)) if conds else val
+
+        return held
 
     def new(*ys: z3.ExprRef) -> z3.ExprRef:
         conds, bind = [], {}
@@ -206,6 +278,8 @@ class _Eval:
         return name, list(a.args)
 
     def term(self, e: Expr, hint: Any = None) -> Any:
+        if self.r.bounds and id(e) in self.r.bounds:
+            return z3.BoolVal(True)  # a bound of the finite model (Protocol.bounds)
         if isinstance(e, Lit):
             v = e.value
             if isinstance(v, str):
@@ -222,6 +296,8 @@ class _Eval:
             is_all, member = self.env[e.scope.name]
             return z3.And(z3.Not(is_all), member(self.term(e.elem)))
         if isinstance(e, App):
+            if e.func.name in self.r.abstracted or isinstance(e.func.dom, OwnerDom):
+                raise TypeError(f"{e.func.name} has an any-size reading only compared with a constant")
             leaves = tuple(self.leaf(x) for x in e.args)
             name = self.r.symbol(e.func, leaves)
             if name is None:
@@ -248,12 +324,111 @@ class _Eval:
         if o == "ite":
             return z3.If(self.bool(e.args[0]), self.term(e.args[1], hint), self.term(e.args[2], hint))
         l, r = e.args
+        if o in ("eq", "ne", "lt", "le", "gt", "ge"):
+            special = self.compare(o, l, r)
+            if special is not None:
+                return special
         dom = l.func.dom if isinstance(l, App) else r.func.dom if isinstance(r, App) else None
         x, y = self.term(l, dom), self.term(r, dom)
         if o in ("lt", "le", "gt", "ge") and not (isinstance(x, z3.ArithRef) and isinstance(y, z3.ArithRef)):
             raise TypeError("elements of a sort have no order in the any-size reading")
         return {"eq": lambda: x == y, "ne": lambda: x != y, "add": lambda: x + y, "sub": lambda: x - y,
                 "lt": lambda: x < y, "le": lambda: x <= y, "gt": lambda: x > y, "ge": lambda: x >= y}[o]()
+
+
+    # ---- the constructs with a non-term reading (module docstring) --------------------------
+    def count_of(self, e: Expr) -> tuple["_Eval", Agg] | None:
+        """A `Count` (or an abstracted counter, as its count) with the evaluator binding it."""
+        if isinstance(e, Agg) and e.kind == "count":
+            return self, e
+        if isinstance(e, App) and e.func.name in self.r.abstracted:
+            params, body = self.r.abstracted[e.func.name]
+            assert isinstance(body, Agg) and body.kind == "count", e.func.name
+            bind = {p.name: self.term(a) for p, a in zip(params, e.args)}
+            return self.with_(bind, {p.name: self.leaf(a) for p, a in zip(params, e.args)}), body
+        return None
+
+    def some(self, agg: Agg) -> z3.BoolRef:
+        parts = [self.r.exists(self.r.sorts[leaf.name], lambda x, leaf=leaf: self.with_(
+            {agg.var.name: x}, {agg.var.name: leaf}).bool(agg.body)) for leaf in agg.var.sort.leaves()]
+        return z3.Or(*parts)
+
+    def compare(self, o: str, l: Expr, r: Expr) -> z3.BoolRef | None:
+        """A comparison of a count with a constant, or of two owner values; None otherwise."""
+        flip = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
+        for a, b, op in ((l, r, o), (r, l, flip[o])):
+            got = self.count_of(a)
+            if got is None:
+                continue
+            if not (isinstance(b, Lit) and isinstance(b.value, int) and not isinstance(b.value, bool)):
+                raise TypeError("a count has an any-size reading only compared with a constant")
+            n = b.value
+            fn = {"eq": lambda c: c == n, "ne": lambda c: c != n, "lt": lambda c: c < n,
+                  "le": lambda c: c <= n, "gt": lambda c: c > n, "ge": lambda c: c >= n}[op]
+            many = {fn(c) for c in range(1, max(n, 0) + 3)}
+            if len(many) != 1:
+                raise TypeError(f"count {op} {n} depends on more than emptiness: no any-size reading")
+            at0, at_some = fn(0), many.pop()
+            ev, agg = got
+            if at0 == at_some:
+                return z3.BoolVal(at0)
+            some = ev.some(agg)
+            return some if at_some else z3.Not(some)
+        if o in ("eq", "ne") and (self.is_owner(l) or self.is_owner(r)):
+            srt = self.owner_sort_of(l if self.is_owner(l) else r)
+            rl, rr = self.owner_rel(l), self.owner_rel(r)
+            same = self.r.forall(self.r.sorts[srt.name], lambda y: rl(y) == rr(y))
+            return same if o == "eq" else z3.Not(same)
+        return None
+
+    def is_owner(self, e: Expr) -> bool:
+        if isinstance(e, App):
+            return isinstance(e.func.dom, OwnerDom)
+        if isinstance(e, Op) and e.op == "add" and isinstance(e.args[0], Index):
+            return True
+        if isinstance(e, Op) and e.op == "ite":
+            return self.is_owner(e.args[1]) or self.is_owner(e.args[2])
+        return False
+
+    def owner_sort_of(self, e: Expr) -> Sort:
+        if isinstance(e, App):
+            return _owner_sort(e.func)
+        if isinstance(e, Op) and e.op == "add":
+            return self.leaf(e.args[0].elem)  # type: ignore[attr-defined]
+        assert isinstance(e, Op) and e.op == "ite"
+        return self.owner_sort_of(e.args[1] if self.is_owner(e.args[1]) else e.args[2])
+
+    def owner_rel(self, e: Expr) -> Callable[[z3.ExprRef], z3.BoolRef]:
+        """An owner value as the relation "y holds it" (NOBODY, owner(x), a state function, Ite)."""
+        if isinstance(e, Lit) and e.value == 0 and not isinstance(e.value, bool):
+            return lambda y: z3.BoolVal(False)
+        if isinstance(e, Op) and e.op == "add" and isinstance(e.args[0], Index) \
+                and isinstance(e.args[1], Lit) and e.args[1].value == 1:
+            who = self.term(e.args[0].elem)
+            return lambda y: y == who
+        if isinstance(e, App) and isinstance(e.func.dom, OwnerDom):
+            leaves = tuple(self.leaf(x) for x in e.args)
+            name = self.r.symbol(e.func, leaves)
+            if name is None:  # never written: nobody holds it
+                return lambda y: z3.BoolVal(False)
+            args = [self.term(x) for x in e.args]
+            return lambda y: self.s[name](*args, y)
+        if isinstance(e, Op) and e.op == "ite":
+            c, a, b = self.bool(e.args[0]), self.owner_rel(e.args[1]), self.owner_rel(e.args[2])
+            return lambda y: z3.If(c, a(y), b(y))
+        raise TypeError(f"{e!r} is not an owner value (NOBODY, owner(e), Ite of those)")
+
+
+def _owner_sort(f: Func) -> Sort:
+    assert isinstance(f.dom, OwnerDom) and f.dom.sort is not None, f.name
+    return f.dom.sort
+
+
+def _forall_all(forall: Quantifier, doms: tuple[z3.SortRef, ...], body: Callable[..., z3.BoolRef],
+                bound: tuple[z3.ExprRef, ...] = ()) -> z3.BoolRef:
+    if not doms:
+        return body(bound)
+    return forall(doms[0], lambda x: _forall_all(forall, doms[1:], body, bound + (x,)))
 
 
 def _written(proto: Protocol) -> set[Key]:

@@ -90,6 +90,23 @@ class SortDom:
     sort: Sort
 
 
+@dataclass(frozen=True)
+class OwnerDom(IntDom):
+    """The holder of a mutex: nobody, or one element of `sort`.
+
+    Finite readings store it as the counter `lo..hi` = 0..|sort| it extends (0 free, `owner(e)` =
+    Index(e) + 1 held by e), so the variable keeps its name and range. The any-size reading
+    (`spec.lang.symbolic`) reads it as a relation `held(e)` over the sort: the only values
+    written or compared are `NOBODY` (0), `owner(e)`, and Ite of those.
+    """
+
+    sort: Sort | None = None
+
+
+def owner_dom(sort: Sort) -> OwnerDom:
+    return OwnerDom(0, Card(sort), sort)
+
+
 Dom = Union[BoolDom, IntDom, EnumDom, SortDom]
 BOOL = BoolDom()
 
@@ -203,6 +220,14 @@ class Index(Expr):
     stored as a number (the lifecycle's `mtx` is 0 when free, index + 1 of the owner)."""
 
     elem: Expr
+
+
+def owner(e: Expr) -> Expr:
+    """The value of an `OwnerDom` function while element `e` holds it (finite: Index(e) + 1)."""
+    return Index(e) + 1
+
+
+NOBODY = 0  # the value of an `OwnerDom` function nobody holds
 
 
 def lift(x: object) -> Expr:
@@ -366,6 +391,13 @@ class Action:
     checks: tuple[tuple[str, str, Expr], ...] = ()
     # functions this step writes as ghost bookkeeping (no lock protects a ghost; discipline skips it)
     ghost: tuple[str, ...] = ()
+    # finite-only conjuncts: (label of a `select`/`guard` conjunct, what the any-size reading reads
+    # instead). For a bound or cursor of the finite model (a registry cap, "the next dispatch
+    # index"): the replacement must follow from the conjunct (and the rest of the guard) on every
+    # reachable finite state, so the any-size system is a superset and an invariant proved there
+    # holds at every size (tests/test_parametric_lifecycle.py checks the implication on reached
+    # states). TRUE drops the conjunct. Finite and open-world readings ignore this field.
+    any_size: tuple[tuple[str, Expr], ...] = ()
 
     @property
     def per(self) -> str:
@@ -402,6 +434,18 @@ class Protocol:
     pc: dict[str, Func] = field(default_factory=dict)  # role name -> its program counter
     layout: list[tuple[Func, ...]] = field(default_factory=list)
     claims: dict[str, Claim] = field(default_factory=dict)
+    # counters the any-size reading reads through what they count: name -> (one variable per
+    # argument, a `Count` over those). Finite readings keep the stored counter (and ignore this);
+    # the any-size reading declares no symbol for it, drops its updates and reads each
+    # application as the count, which it can compare with 0 only (`Count == 0` is "no element
+    # satisfies the body"). The equation counter = count must hold on every reachable finite
+    # state: tests/test_parametric_lifecycle.py checks it, and that every step keeps it.
+    abstractions: dict[str, tuple[tuple[Var, ...], Expr]] = field(default_factory=dict)
+    # conditions that are bounds of the finite model, not of the code (a counter saturating at
+    # its finite domain's top), by node identity: the any-size reading reads each as true (the
+    # code's unbounded counter); finite readings read them as written. Sound for an invariant
+    # that keeps the counter below the bound at every size (say so where one is declared).
+    bounds: dict[int, Expr] = field(default_factory=dict)
 
     def func(self, name: str) -> Func:
         for f in self.funcs:
@@ -441,6 +485,17 @@ class Builder:
     def lay(self, *groups: tuple[Func, ...]) -> None:
         self.p.layout.extend(groups)
 
+    def abstract(self, f: Func, args: Sequence[Var], count: Expr) -> None:
+        """Declare counter `f(args)` = `count` for the any-size reading (`Protocol.abstractions`)."""
+        if len(args) != len(f.args):
+            raise TypeError(f"{f.name} takes {len(f.args)} arguments")
+        self.p.abstractions[f.name] = (tuple(args), count)
+
+    def bound(self, cond: Expr) -> Expr:
+        """Mark `cond` a finite-only bound (`Protocol.bounds`); returns it."""
+        self.p.bounds[id(cond)] = cond
+        return cond
+
     def invariant(self, name: str, summary: str, source: str, expr: Expr) -> Claim:
         c = Claim(name, "invariant", summary, source, expr)
         self.p.claims[name] = c
@@ -462,12 +517,14 @@ class Builder:
                consts: Mapping[str, bool | int | str] | None = None,
                checks: Iterable[tuple[str, str, ExprLike]] = (),
                ghost: Iterable[str] = (),
+               any_size: Mapping[str, ExprLike] | None = None,
                source: str = "") -> Action:
         ups = list(updates)
         act = Action(role, at, kind, thread, tuple(params), tuple((static or {}).items()),
                      tuple(select), tuple(guard), tuple(ups),
                      tuple((k, lift(v)) for k, v in (observe or {}).items()), source,
                      None if goto is None else lift(goto), tuple((consts or {}).items()),
-                     tuple((k, why, lift(v)) for k, why, v in checks), tuple(ghost))
+                     tuple((k, why, lift(v)) for k, why, v in checks), tuple(ghost),
+                     tuple((k, lift(v)) for k, v in (any_size or {}).items()))
         self.p.actions.append(act)
         return act

@@ -36,16 +36,18 @@ from ..lang.syntax import (
     ExprLike,
     Forall,
     Implies,
-    Index,
     IntDom,
     Ite,
     Mask,
+    NOBODY,
     Not,
     Or,
     Protocol,
     ScopeParam,
     SortDom,
     Var,
+    owner,
+    owner_dom,
 )
 from ..programs import LABELS
 from .variants import LVariant, hook_tags
@@ -84,7 +86,7 @@ class Lifecycle:
         self.ex = st("ex", (A,), BOOL, False, "ser.ex.{0}", "a serializer entry exists for a")
         self.ser_en = st("ser_en", (A,), BOOL, False, "ser.en.{0}", "the entry is ENABLED")
         self.inf = st("inf", (A,), IntDom(0, Card(K)), 0, "inf.{0}", "the queue's _active_kernels")
-        self.mtx = st("mtx", (), IntDom(0, Card(T)), 0, "mtx", "contexts mutex: 0 free, i+1 held by t<i>")
+        self.mtx = st("mtx", (), owner_dom(T), NOBODY, "mtx", "contexts mutex: 0 free, i+1 held by t<i>")
         self.ids = st("ids", (), IntDom(0, cfg.max_ids), 0, "ids", "registry ids handed out so far")
         self.g_conflict = st("g_conflict", (), BOOL, False, "g.conflict", "a start saw CONTEXT_CONFLICT (ghost)")
         self.g_locked = st("g_locked", (), BOOL, False, "g.locked", "set_dispatch_agents refused (ghost)")
@@ -128,6 +130,14 @@ class Lifecycle:
         b.lay((self.dpc,), (self.dn,), (self.hpc,), (self.hk,))
         b.lay((self.st, self.da, self.rq, self.sz, self.ks, self.rt, self.pk, self.mp))
         b.p.pc = {"tool": self.tpc, "dispatch": self.dpc, "complete": self.hpc}
+        # counters the any-size reading reads through what they count (Protocol.abstractions):
+        # _active_kernels counts the queue's dispatches between async_started and async_complete
+        # (+1 at the submit, -1 at the completion signal, each moving one dispatch in or out);
+        # ks counts the SPM packets delivered, each delivery erasing its packet from the map (the
+        # fixed size caps it at 3; no reachable state of <= 3 contexts reaches the cap)
+        x, k, c = Var("x", A), Var("k", K), Var("c", C)
+        b.abstract(self.inf, (x,), Count(k, And(self.da(k) == x, Or(self.st(k) == "flight", self.st(k) == "exited"))))
+        b.abstract(self.ks, (k,), Count(c, And(self.pk(k, c) == "spm", Not(self.mp(k, c)))))
 
     # ---- derived expressions ----
     def count(self, a: Expr) -> Expr:
@@ -151,7 +161,7 @@ class Lifecycle:
         return self.slot(c) == "published"
 
     def mutex_free(self) -> tuple[str, Expr]:
-        return ("contexts mutex is free", self.mtx() == 0)
+        return ("contexts mutex is free", self.mtx() == NOBODY)
 
     def no_markers(self) -> tuple[str, Expr]:
         """wait_for_stopping_contexts(): cv wait until the `stopping` set is empty (digest §2.8)."""
@@ -176,7 +186,9 @@ def _update_serialization(m: Lifecycle, v: LVariant, c: Expr, enable: bool) -> l
     x = Var("x", m.agent)
 
     def step(old: Expr, cap: int) -> Expr:
-        return Ite(old < cap, old + 1, old) if enable else Ite(old > 0, old - 1, old)
+        # the caps (2C+1 references, 3 ghost references) bound the finite model, not the code:
+        # any size reads the increment unbounded; the P9 invariant keeps every count <= 1
+        return Ite(m.b.bound(old < cap), old + 1, old) if enable else Ite(old > 0, old - 1, old)
 
     is_all = m.unrestricted(c) if v.scoped else TRUE
     inside = And(Not(is_all), m.ag(c, x))
@@ -213,8 +225,10 @@ def _tool(m: Lifecycle, v: LVariant, cfg: LConfig) -> None:
              source="digest §1.2 registered contexts (registry + published snapshot; retired kept alive)")
 
     # -- registry client (PC sampling / thread trace / device counters still use add_callback) --
-    b.action(R, "idle", "add_callback", t, guard=(("registry ids left in the model", m.ids() < cfg.max_ids),),
-             updates=((m.ids(), m.ids() + 1),), observe={"id": m.ids() + 1},
+    # the cap is a bound of the finite model, not of the code (a 32-bit counter): dropped any size
+    cap = "registry ids left in the model"
+    b.action(R, "idle", "add_callback", t, guard=((cap, m.ids() < cfg.max_ids),),
+             updates=((m.ids(), m.ids() + 1),), observe={"id": m.ids() + 1}, any_size={cap: TRUE},
              source="digest §2.11: `static atomic<ClientID> client_id{1}` in QueueController::add_callback")
 
     # -- start_context ---------------------------------------------------------------------------
@@ -319,18 +333,18 @@ def _tool(m: Lifecycle, v: LVariant, cfg: LConfig) -> None:
     # -- set_dispatch_agents (digest §2.7) ----------------------------------------------------------
     agents = ScopeParam("set", m.agent)
     active = m.published(ctx)
-    owner = Index(t) + 1  # mtx's value while t holds the contexts mutex
+    held = owner(t)  # mtx's value while t holds the contexts mutex
     b.action(R, "idle", "set_agents_check", t, params=(ctx, agents), static={"ctx": ctx, "agents": agents},
              guard=(m.mutex_free(),) + ((m.no_markers(),) if v.set_agents_waits else ()),
-             updates=((m.mtx(), Ite(active, 0, owner)), (m.cx(t), ctx), (m.g_locked(), Or(m.g_locked(), active)),
+             updates=((m.mtx(), Ite(active, NOBODY, held)), (m.cx(t), ctx), (m.g_locked(), Or(m.g_locked(), active)),
                       Every(x, m.sa(t, x), agents.has(x))),
              goto=Ite(active, "idle", "sa_write"), observe={"result": Ite(active, A_LOCKED, A_OK)},
              source="set_dispatch_agents [SRC 5d4ce3a9]: lock; " + ("wait_for_stopping_contexts; "
                                                                    if v.set_agents_waits else "") +
              "refuse with CONFIGURATION_LOCKED if ctx is in the active slots")
     b.action(R, "sa_write", "set_agents_write", t, params=(ctx,), static=on_ctx, select=sel,
-             guard=(("{t} holds the contexts mutex", m.mtx() == owner),),
-             updates=(Every(x, m.ag(ctx, x), m.sa(t, x)), (m.mtx(), 0)), goto="idle",
+             guard=(("{t} holds the contexts mutex", m.mtx() == held),),
+             updates=(Every(x, m.ag(ctx, x), m.sa(t, x)), (m.mtx(), NOBODY)), goto="idle",
              source="set_dispatch_agents: ctx.dispatch_spm.agents = selected; unlock (no lock of its own: "
              "readers rely on the refusal while active)")
 
@@ -364,9 +378,14 @@ def _dispatch(m: Lifecycle, v: LVariant) -> None:
     t = Var("t", R)
     k, a = Var("id", m.kernel), Var("agent", m.agent)
     c, x = Var("c", m.context), Var("x", m.agent)
-    nxt = (("dispatch {id} is the next one", m.dn() == k),)
+    # dispatches are numbered in write order at the fixed size (the cursor `dn`); any size reads
+    # "the next one" as "one not yet written" at the write and "the one being written" at the
+    # submit (one dispatch thread: at most one dispatch is hooked), a superset of the order
+    nxt_label = "dispatch {id} is the next one"
+    nxt = ((nxt_label, m.dn() == k),)
     ins = m.instruments(v, c, a)
     b.action(R, "idle", "dispatch_write", t, params=(k, a), static={"agent": a, "id": k}, select=nxt,
+             any_size={nxt_label: m.st(k) == "none"},
              updates=((m.da(k), a), (m.st(k), "hooked"), (m.rt(k), m.ids()),
                       # pre_kernel_call: enabled -> SPMPacket, else the EmptyAQLPacket fallback; both
                       # inserted into the context's packet_return_map, both serialize=true (digest §2.5)
@@ -385,6 +404,7 @@ def _dispatch(m: Lifecycle, v: LVariant) -> None:
     created_en = Ite(m.ex(x), m.ser_en(x), m.count(x) > 0)
     serialized = And(m.rq(k), Exists(x, And(m.da(k) == x, created_en)))
     b.action(R, "hooked", "dispatch_submit", t, params=(k,), static={"id": k}, select=nxt,
+             any_size={nxt_label: m.st(k) == "hooked"},
              updates=((m.st(k), "flight"), (m.dn(), m.dn() + 1),
                       Every(x, m.ex(x), Or(m.ex(x), mine)), Every(x, m.ser_en(x), Ite(mine, created_en, m.ser_en(x))),
                       Every(x, m.inf(x), Ite(m.da(k) == x, m.inf(x) + 1, m.inf(x))), (m.sz(k), serialized)),

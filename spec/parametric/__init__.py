@@ -16,9 +16,11 @@ here holds for every number of each (mypyvy/Ivy style, style-anchors §1.1, peer
 
 The lifecycle (spec/lifecycle) has its own files, same shape, sorts Agent/Ctx/Tool/Dispatch:
 
-  lifecycle_encoding.py    state symbols, abstractions of the counters (mtx, inf, dn, ks) stated
-  lifecycle_actions.py     one transition per step of spec/lifecycle/definition.py, every LVariant knob
-  lifecycle_finite.py      finite structures, abstraction functions (agreement, cross-checks, CTIs)
+  lifecycle_transitions.py spec/lifecycle/definition.py read by spec.lang.symbolic: the symbols,
+                           Init, one LAction per step (every LVariant knob, mutants too)
+  lifecycle_encoding.py    derived notions (read off the definition) and the declared abstractions
+                           (mutex as a relation, inf/ks through what they count, finite-only caps)
+  lifecycle_finite.py      finite structures read off the definition (agreement, cross-checks, CTIs)
   lifecycle_invariants.py  inductive invariants of `final` per property (layers)
   lifecycle_prove.py       queries and verdicts; `prove.run(lifecycle=...)` calls it
   lifecycle_witnesses.py   stored witness paths / confirmed counterexamples (cex/lc-*.trace)

@@ -1,19 +1,34 @@
 """Finite structures for the lifecycle: pin a parametric state to a LifecycleModel state and read
-one back, through the abstraction functions of lifecycle_encoding (mtx <-> mo, dn <-> dk,
-inf / ks derived). Used by the agreement test, the cross-checks and CTI rendering.
+one back. Everything is read off the definition: a symbol's cells are its function's finite keys
+(`slot.{0}` -> `slot.0`, ...), an `OwnerDom` function (`mtx`) is pinned through its relation
+(`mo(t_i)` iff mtx = i+1), and the abstracted counters (`inf`, `ks`) have no cell: their
+equations (`Protocol.abstractions`) are evaluated by the finite reading (`abstraction_holds`).
+Used by the agreement test, the cross-checks and CTI rendering.
 """
 from __future__ import annotations
 
-from typing import Iterator, Mapping
+import itertools
+from functools import lru_cache
+from typing import Any, Iterator, Mapping
 
 import z3
 
+from ..backend import CONCRETE
+from ..lang.finite import Universe, compile_closed
+from ..lang.syntax import BoolDom, EnumDom, Forall, IntDom, OwnerDom, SortDom, Var
 from ..lifecycle.definition import COMPLETE_LABELS, DISPATCH_LABELS, TOOL_LABELS
-from ..lifecycle.vocabulary import D_EXITED, D_FLIGHT, P_SPM, LConfig
+from ..lifecycle.vocabulary import LConfig
 from .encoding import Agent, PState, finite_universe
-from .lifecycle_encoding import ENUM_VALUES, SYMBOLS, Ctx, Dispatch, Tool
+from .lifecycle_transitions import D0, H0, LANG, READING, SORTS, SYMBOLS, Ctx, Dispatch, DThread, HThread, Tool
 
-Conc = Mapping[str, int | bool]
+Conc = Mapping[str, Any]
+PROTO = LANG.b.p
+
+
+def universe(cfg: LConfig) -> Universe:
+    """The fixed-size elements of every sort (spec.lifecycle.model.LifecycleModel's)."""
+    return Universe(PROTO, {"agent": cfg.agents, "context": cfg.contexts, "kernel": cfg.dispatches,
+                            "tool": cfg.tools, "dispatch": 1, "complete": 1})
 
 
 class LStructure:
@@ -23,121 +38,109 @@ class LStructure:
         self.ctxs = [z3.Const(f"c{i}!{tag}", Ctx) for i in range(cfg.contexts)]
         self.tools = [z3.Const(f"t{i}!{tag}", Tool) for i in range(cfg.tools)]
         self.disps = [z3.Const(f"k{i}!{tag}", Dispatch) for i in range(cfg.dispatches)]
-        self.elems = {Agent: self.agents, Ctx: self.ctxs, Tool: self.tools, Dispatch: self.disps}
+        self.elems = {Agent: self.agents, Ctx: self.ctxs, Tool: self.tools, Dispatch: self.disps,
+                      DThread: [D0], HThread: [H0]}
 
     def universe(self):  # type: ignore[no-untyped-def]
         return finite_universe(self.elems)
 
     def distinct(self) -> list[z3.BoolRef]:
-        return [z3.Distinct(*es) for es in self.elems.values() if len(es) > 1]
+        return [z3.Distinct(*es) for s, es in self.elems.items() if len(es) > 1 and s not in (DThread, HThread)]
+
+    def by_sort(self, name: str) -> list[tuple[Any, z3.ExprRef]]:
+        """(finite element, parametric element) pairs of sort `name`."""
+        fin = universe(self.cfg).elems(next(s for s in PROTO.sorts if s.name == name))
+        return list(zip(fin, self.elems[SORTS[name]]))
 
     def cells(self) -> Iterator[tuple[str, str, tuple[z3.ExprRef, ...]]]:
         """(concrete variable, parametric symbol, argument elements) for every variable mapped one
-        to one. `mtx`, `dn`, `inf.*`, `ks.*` go through the abstraction functions below."""
-        cfg = self.cfg
-        for g in ("ids", "rc_all"):
-            yield ("rc.all" if g == "rc_all" else g), g, ()
-        for g in ("conflict", "locked", "timeout"):
-            yield f"g.{g}", f"g_{g}", ()
-        for i, a in enumerate(self.agents):
-            yield f"rc.{i}", "rc", (a,)
-            yield f"ser.ex.{i}", "ser_ex", (a,)
-            yield f"ser.en.{i}", "ser_en", (a,)
-        for j, c in enumerate(self.ctxs):
-            for v in ("reg", "slot", "en", "mk", "prof"):
-                yield f"{v}.{j}", v, (c,)
-            yield f"hd.{j}.all", "hd_all", (c,)
-            for i, a in enumerate(self.agents):
-                yield f"ag.{j}.{i}", "ag", (c, a)
-                yield f"hd.{j}.{i}", "hd", (c, a)
-        for name, t in zip(cfg.tool_ids(), self.tools):
-            for v in ("pc", "cx", "was", "sc"):
-                yield f"{v}.{name}", v, (t,)
-            for i, a in enumerate(self.agents):
-                yield f"sa.{name}.{i}", "sa", (t, a)
-        yield "pc.d0", "dpc", ()
-        yield "pc.h0", "hpc", ()
-        yield "hk", "hk", ()
-        for n, k in enumerate(self.disps):
-            for v in ("st", "da", "rq", "sz", "rt"):
-                yield f"{v}.{n}", v, (k,)
-            for j, c in enumerate(self.ctxs):
-                yield f"pk.{n}.{j}", "pk", (k, c)
-                yield f"mp.{n}.{j}", "mp", (k, c)
+        to one (every symbol but an owner relation)."""
+        for (fname, leaves), sym in READING.symbols.items():
+            f = PROTO.func(fname)
+            if isinstance(f.dom, OwnerDom):
+                continue
+            for combo in itertools.product(*[self.by_sort(x) for x in leaves]):
+                yield f.key.format(*[fe for fe, _ in combo]), sym, tuple(pe for _, pe in combo)
 
-    def to_term(self, sym: str, val: int | bool) -> z3.ExprRef:
-        rng = SYMBOLS[sym][1]
-        if rng in ENUM_VALUES:
-            return ENUM_VALUES[rng][int(val)]
-        if rng == Ctx:
-            return self.ctxs[int(val)]
-        if rng == Agent:
-            return self.agents[int(val)]
-        if rng == Dispatch:
-            return self.disps[int(val)]
-        if rng == z3.IntSort():
+    def owners(self) -> Iterator[tuple[str, str, list[z3.ExprRef]]]:
+        """(concrete variable, relation, holder elements in index order) of each owner function."""
+        for (fname, leaves), sym in READING.symbols.items():
+            f = PROTO.func(fname)
+            if isinstance(f.dom, OwnerDom):
+                assert not leaves and f.dom.sort is not None
+                yield f.key, sym, [pe for _, pe in self.by_sort(f.dom.sort.name)]
+
+    def _dom(self, sym: str) -> Any:
+        fname = next(f for (f, _), s in READING.symbols.items() if s == sym)
+        return PROTO.func(fname).dom
+
+    def to_term(self, sym: str, val: Any) -> z3.ExprRef:
+        d = self._dom(sym)
+        if isinstance(d, EnumDom):
+            return list(READING.enum(d)[1].values())[int(val)]
+        if isinstance(d, SortDom):
+            return dict(self.by_sort(d.sort.name))[val]
+        if isinstance(d, IntDom):
             return z3.IntVal(int(val))
+        assert isinstance(d, BoolDom)
         return z3.BoolVal(bool(val))
 
     def pin(self, s: PState, conc: Conc) -> list[z3.BoolRef]:
         out = [s.fns[sym](*args) == self.to_term(sym, conc[var]) for var, sym, args in self.cells()]
-        out += [s.mo(t) == (int(conc["mtx"]) == i + 1) for i, t in enumerate(self.tools)]
-        if DISPATCH_LABELS[int(conc["pc.d0"])] == "hooked":
-            out.append(s.dk() == self.disps[int(conc["dn"])])
+        for var, sym, holders in self.owners():
+            out += [s.fns[sym](t) == (int(conc[var]) == i + 1) for i, t in enumerate(holders)]
         return out
 
-    def from_value(self, sym: str, v: z3.ExprRef, elem_of: Mapping[str, int]) -> int | bool:
-        rng = SYMBOLS[sym][1]
-        if rng in ENUM_VALUES:
-            return [str(x) for x in ENUM_VALUES[rng]].index(str(v))
-        if rng in (Ctx, Agent, Dispatch, Tool):
+    def from_value(self, sym: str, v: z3.ExprRef, elem_of: Mapping[str, Any]) -> Any:
+        d = self._dom(sym)
+        if isinstance(d, EnumDom):
+            return [str(x) for x in READING.enum(d)[1].values()].index(str(v))
+        if isinstance(d, SortDom):
             return elem_of[str(v)]
-        if rng == z3.IntSort():
+        if isinstance(d, IntDom):
             return v.as_long()  # type: ignore[attr-defined]
         return z3.is_true(v)
 
-    def read(self, m: z3.ModelRef, s: PState) -> dict[str, int | bool]:
-        """Every mapped variable of `s` in `m`, plus `mtx` (from `mo`) and `dk` (as an index)."""
-        elem_of: dict[str, int] = {}
-        for es in self.elems.values():
-            for i, e in enumerate(es):
-                elem_of[str(m.eval(e, model_completion=True))] = i
-        out: dict[str, int | bool] = {}
+    def read(self, m: z3.ModelRef, s: PState) -> dict[str, Any]:
+        """Every mapped variable of `s` in `m`, and each owner function as its finite counter
+        (-n if n elements hold it, which no finite state encodes)."""
+        elem_of: dict[str, Any] = {}
+        for name in SORTS:
+            for fe, pe in self.by_sort(name):
+                elem_of[str(m.eval(pe, model_completion=True))] = fe
+        out: dict[str, Any] = {}
         for var, sym, args in self.cells():
             out[var] = self.from_value(sym, m.eval(s.fns[sym](*args), model_completion=True), elem_of)
-        owners = [i + 1 for i, t in enumerate(self.tools) if z3.is_true(m.eval(s.mo(t), model_completion=True))]
-        out["mtx"] = owners[0] if len(owners) == 1 else (0 if not owners else -len(owners))
-        out["dk"] = self.from_value("dk", m.eval(s.dk(), model_completion=True), elem_of)
+        for var, sym, holders in self.owners():
+            held = [i + 1 for i, t in enumerate(holders) if z3.is_true(m.eval(s.fns[sym](t), model_completion=True))]
+            out[var] = held[0] if len(held) == 1 else (0 if not held else -len(held))
         return out
 
     def mapped_vars(self) -> set[str]:
-        return {var for var, _, _ in self.cells()} | {"mtx"}
+        return {var for var, _, _ in self.cells()} | {var for var, _, _ in self.owners()}
 
 
-# ---- abstraction functions (lifecycle_encoding docstring) ---------------------------------------
+# ---- the abstracted counters' equations, read by the finite reading -----------------------------
+@lru_cache(maxsize=None)
+def _equations(cfg: LConfig) -> tuple[tuple[str, Any], ...]:
+    u = universe(cfg)
+    out = []
+    for name, (params, count) in PROTO.abstractions.items():
+        f = PROTO.func(name)
+        vs = [Var(p.name, p.sort) for p in params]
+        body: Any = f(*vs) == count
+        for v in reversed(vs):
+            body = Forall(v, body)
+        out.append((name, compile_closed(u, body, f"abstraction {name}")))
+    return tuple(out)
+
+
 def abstraction_holds(cfg: LConfig, s: Conc) -> list[str]:
-    """The equations the abstracted counters satisfy; [] if the state satisfies all of them."""
-    K, C = range(cfg.dispatches), range(cfg.contexts)
-    bad = []
-    for a in range(cfg.agents):
-        n = sum(1 for k in K if s[f"da.{k}"] == a and D_FLIGHT <= int(s[f"st.{k}"]) <= D_EXITED)
-        if s[f"inf.{a}"] != n:
-            bad.append(f"inf.{a} = {s[f'inf.{a}']} but {n} dispatches in flight on agent {a}")
-    sub = sum(1 for k in K if int(s[f"st.{k}"]) >= D_FLIGHT)
-    if s["dn"] != sub:
-        bad.append(f"dn = {s['dn']} but {sub} dispatches submitted")
-    if DISPATCH_LABELS[int(s["pc.d0"])] == "hooked" and (int(s["dn"]) >= cfg.dispatches or s[f"st.{s['dn']}"] != 1):
-        bad.append("d0 hooked but dispatch dn is not the hooked one")
-    for k in K:
-        n = min(3, sum(1 for c in C if s[f"pk.{k}.{c}"] == P_SPM and not s[f"mp.{k}.{c}"]))
-        if s[f"ks.{k}"] != n:
-            bad.append(f"ks.{k} = {s[f'ks.{k}']} but {n} SPM packets delivered (spm and erased)")
-    if not 0 <= int(s["mtx"]) <= cfg.tools:
-        bad.append("mtx out of range")
-    return bad
+    """The abstracted counters whose equation fails in `s` ([] if all hold)."""
+    return [f"{name} is not what it counts" for name, fn in _equations(cfg) if not fn(CONCRETE, s)]
 
 
-def pretty(var: str, v: int | bool) -> str:
+def pretty(var: str, v: Any) -> str:
     """Value text for CTI lines: labels for program counters, 0/1 for Booleans."""
     if var.startswith("pc.t"):
         return TOOL_LABELS[int(v)]
@@ -148,4 +151,4 @@ def pretty(var: str, v: int | bool) -> str:
     return str(int(v)) if isinstance(v, bool) else str(v)
 
 
-__all__ = ["LStructure", "abstraction_holds", "pretty"]
+__all__ = ["LStructure", "abstraction_holds", "pretty", "universe"]

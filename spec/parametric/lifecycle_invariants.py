@@ -28,7 +28,8 @@ import z3
 from ..lifecycle.variants import LVariant
 from .encoding import Agent, PState, exists, forall
 from .lifecycle_encoding import (
-    D_EXITED, D_HOOKED, DPC, FREE, HPC, P_NONE, PUBLISHED, RESERVED, Ctx, Dispatch, Tool, count, empty, exited, tool_at,
+    D_EXITED, D_HOOKED, FREE, P_NONE, PUBLISHED, RESERVED, Ctx, Dispatch, Tool, count, d_at, empty, exited, h_at,
+    intersects, tool_at,
 )
 
 InvFn = Callable[[PState], z3.BoolRef]
@@ -46,6 +47,10 @@ class LConjunct:
     source: str
     lia: bool = False  # mentions integer arithmetic (refcounts, ids)
     skolem: tuple[tuple[str, str], ...] = ()  # ∀X ∃Y edges (X -> Y) its negation/positive use introduces
+
+
+def h0_exited(s: PState) -> z3.BoolRef:
+    return z3.Implies(h_at(s, "exited"), s.st(s.hk()) == D_EXITED)
 
 
 def busy(s: PState, t: z3.ExprRef) -> z3.BoolRef:
@@ -66,8 +71,6 @@ def holds_scope(s: PState, c: z3.ExprRef) -> z3.BoolRef:
 
 def disjoint_active(s: PState) -> z3.BoolRef:
     """properties.disjoint_active (P8)."""
-    from .lifecycle_encoding import intersects
-
     return forall(Ctx, lambda c1: forall(Ctx, lambda c2: z3.Implies(
         z3.And(c1 != c2, s.slot(c1) != FREE, s.slot(c2) != FREE), z3.Not(intersects(s, c1, c2)))))
 
@@ -92,7 +95,7 @@ REFS_AT: dict[str, tuple[bool, bool]] = {"publish": (False, False), "spm_enable"
 
 def tool_labels(v: LVariant) -> set[str]:
     """Tool labels reachable from idle over the variant's transitions (dataflow on `targets`)."""
-    from .lifecycle_actions import build_lifecycle_actions
+    from .lifecycle_transitions import build_lifecycle_actions
 
     acts = [a for a in build_lifecycle_actions(v) if a.role == "tool"]
     seen, todo = {"idle"}, ["idle"]
@@ -128,6 +131,11 @@ def conjuncts(v: LVariant) -> list[LConjunct]:
     add("at most one busy tool", "ctl", lambda s: forall(Tool, lambda t: forall(
         Tool, lambda u: z3.Implies(z3.And(busy(s, t), busy(s, u)), t == u))),
         "start/stop begin wait for an empty stopping set under the mutex")
+    add("d0 at hooked -> some dispatch hooked", "ctl", lambda s: z3.Implies(
+        d_at(s, "hooked"), exists(Dispatch, lambda k: s.st(k) == D_HOOKED)),
+        "WriteInterceptor: hooks a dispatch, then submits it (the dispatch thread's step is enabled)")
+    add("h0 at exited -> its dispatch exited", "ctl", h0_exited,
+        "completion handler: exit hooks, then async_complete (its signal completes that dispatch)")
     add("no busy tool while the mutex is held", "ctl", lambda s: forall(Tool, lambda t: forall(
         Tool, lambda u: z3.Not(z3.And(busy(s, t), tool_at(s, u, "sa_write"))))),
         "set_dispatch_agents waits for the stopping set; begin needs the mutex")
@@ -136,7 +144,7 @@ def conjuncts(v: LVariant) -> list[LConjunct]:
     add("reserved slot -> marker", "slots", lambda s: forall(Ctx, lambda c: z3.Implies(s.slot(c) == RESERVED, s.mk(c))),
         "start inserts the in-progress marker before dropping the mutex (commit 4bbc5a8 era)")
     for lab, val in SLOT_AT.items():
-        add(f"t at {lab} -> slot(cx t) = {val}", "slots",
+        add(f"t at {lab} -> slot(cx t) = {str(val).split('.')[-1]}", "slots",
             lambda s, lab=lab, val=val: forall(Tool, lambda t: z3.Implies(tool_at(s, t, lab), s.slot(s.cx(t)) == val)),
             "context.cpp start/stop phases (digest §2.8 post)")
     add("active slot -> registered", "slots", lambda s: forall(Ctx, lambda c: z3.Implies(s.slot(c) != FREE, s.reg(c))),
@@ -178,10 +186,8 @@ def conjuncts(v: LVariant) -> list[LConjunct]:
     add("exited dispatch -> no mapped packet", "dlv", lambda s: forall(Dispatch, lambda k: forall(
         Ctx, lambda c: z3.Implies(exited(s, k), z3.Not(s.mp(k, c))))),
         "exit hook over registered contexts: post_kernel_call erases its own packet (digest §2.6 v2)")
-    add("d0 at hooked -> its dispatch hooked", "dlv", lambda s: z3.Implies(
-        s.dpc() == DPC["hooked"], s.st(s.dk()) == D_HOOKED), "WriteInterceptor: hooks, then submission")
-    add("h0 at exited -> its dispatch exited", "dlv", lambda s: z3.Implies(
-        s.hpc() == HPC["exited"], s.st(s.hk()) == D_EXITED), "completion handler: exit hooks, then async_complete")
+    add("h0 at exited -> its dispatch exited", "dlv", h0_exited,
+        "completion handler: exit hooks, then async_complete")
     add("mapped packet -> registered context", "dlv", lambda s: forall(Dispatch, lambda k: forall(
         Ctx, lambda c: z3.Implies(s.mp(k, c), s.reg(c)))), "pre_kernel_call only for active contexts")
     add("mapped packet -> a real packet", "dlv", lambda s: forall(Dispatch, lambda k: forall(

@@ -19,13 +19,15 @@ from ..lifecycle.properties import CORE_LPROPS
 from ..lifecycle.variants import LVARIANTS, LVariant, hook_tags
 from ..lifecycle.vocabulary import LConfig, set_text
 from .encoding import Agent, PState, exists, forall
-from .lifecycle_actions import LAction, LParams, Scenario, build_lifecycle_actions, lparams
 from .lifecycle_encoding import (
-    D_FLIGHT, D_NONE, DPC, FREE, HPC, P_NONE, P_SPM, PUBLISHED, R_OK, TPC, Ctx, Dispatch, Tool, collects_on, exited,
-    fresh_state, ser_on,
+    D_FLIGHT, FREE, P_NONE, P_SPM, PUBLISHED, TPC, Ctx, Dispatch, Tool, collects_on, d_at, exited, h_at,
+    ser_on,
 )
 from .lifecycle_finite import LStructure, pretty
 from .lifecycle_invariants import LConjunct, invariant, mirror, disjoint_active, nothing
+from .lifecycle_transitions import (
+    D0, H0, DThread, HThread, LAction, LParams, Scenario, build_lifecycle_actions, fresh_state, init, lparams,
+)
 from . import queries
 from .results import Check, Cti, ParamResult, conclude
 
@@ -43,23 +45,6 @@ BAD_PAIRS: tuple[tuple[str, str], ...] = (
 )
 SCENARIO = Scenario()  # the core lifecycle properties' scenario: drain timeouts on (properties.scenario)
 CEX_DIR = Path(__file__).resolve().parent / "cex"
-
-
-# ---- initial states ---------------------------------------------------------------------------
-def init(s: PState) -> z3.BoolRef:
-    """spec.lifecycle.vocabulary.declare's initial values; `cx`, `da`, `dk`, `hk` left free (the
-    fixed size starts them at index 0: a superset)."""
-    return z3.And(
-        s.ids() == 0, z3.Not(s.g_conflict()), z3.Not(s.g_locked()), z3.Not(s.g_timeout()), s.rc_all() == 0,
-        forall(Agent, lambda a: z3.And(s.rc(a) == 0, z3.Not(s.ser_ex(a)), z3.Not(s.ser_en(a)))),
-        forall(Tool, lambda t: z3.And(z3.Not(s.mo(t)), s.pc(t) == TPC["idle"], z3.Not(s.was(t)), s.sc(t) == R_OK,
-                                      forall(Agent, lambda a: z3.Not(s.sa(t, a))))),
-        forall(Ctx, lambda c: z3.And(z3.Not(s.reg(c)), s.slot(c) == FREE, z3.Not(s.en(c)), z3.Not(s.mk(c)), s.prof(c),
-                                     s.hd_all(c) == 0, forall(Agent, lambda a: z3.And(z3.Not(s.ag(c, a)), s.hd(c, a) == 0)))),
-        s.dpc() == DPC["idle"], s.hpc() == HPC["idle"],
-        forall(Dispatch, lambda k: z3.And(s.st(k) == D_NONE, z3.Not(s.rq(k)), z3.Not(s.sz(k)), s.rt(k) == 0,
-                                          forall(Ctx, lambda c: z3.And(s.pk(k, c) == P_NONE, z3.Not(s.mp(k, c)))))),
-    )
 
 
 def conj(s: PState, inv: Sequence[LConjunct]) -> z3.BoolRef:
@@ -109,13 +94,14 @@ class LBounded:
         self.elems = {Agent: [z3.Const(f"a{i}#{tag}", Agent) for i in range(a)],
                       Ctx: [z3.Const(f"c{i}#{tag}", Ctx) for i in range(c)],
                       Tool: [z3.Const(f"t{i}#{tag}", Tool) for i in range(t)],
-                      Dispatch: [z3.Const(f"k{i}#{tag}", Dispatch) for i in range(k)]}
+                      Dispatch: [z3.Const(f"k{i}#{tag}", Dispatch) for i in range(k)],
+                      DThread: [D0], HThread: [H0]}
 
     def closure(self, s: PState) -> list[z3.BoolRef]:
         A, C, K = self.elems[Agent], self.elems[Ctx], self.elems[Dispatch]
         out = [z3.Or(*[s.cx(t) == c for c in C]) for t in self.elems[Tool]]
         out += [z3.Or(*[s.da(k) == a for a in A]) for k in K]
-        out += [z3.Or(*[s.dk() == k for k in K]), z3.Or(*[s.hk() == k for k in K])]
+        out += [z3.Or(*[s.hk() == k for k in K])]
         return out
 
     def params(self, tag: str) -> LParams:
@@ -148,7 +134,8 @@ class LModelStructure(LStructure):
 
         self.agents, self.ctxs, self.tools, self.disps = univ(Agent), univ(Ctx), univ(Tool), univ(Dispatch)
         self.cfg = LConfig(len(self.agents), len(self.ctxs), len(self.tools), len(self.disps))
-        self.elems = {Agent: self.agents, Ctx: self.ctxs, Tool: self.tools, Dispatch: self.disps}
+        self.elems = {Agent: self.agents, Ctx: self.ctxs, Tool: self.tools, Dispatch: self.disps,
+                      DThread: [D0], HThread: [H0]}
 
 
 def _header(cfg: LConfig, variant: str, note: str) -> str:
@@ -336,12 +323,12 @@ def _watch(prop: str, pa: LAction) -> bool:
 def step_ok(prop: str, v: LVariant, s: PState, pa: LAction, p: LParams, f: "object") -> z3.BoolRef:
     """The step properties of spec.lifecycle.properties at one firing `f` of `pa`."""
     post = f.post  # type: ignore[attr-defined]
-    obs = f.obs  # type: ignore[attr-defined]
+    obs = f.obs  # type: ignore[attr-defined]  (the event's reported values, read on demand)
     if prop == P3:  # p3_decision
         return z3.Implies(ser_on(s, p.a), post.rq(p.k))
     if prop == GATE:  # unrelated_batched
         related = exists(Ctx, lambda c: z3.And(s.slot(c) == PUBLISHED, collects_on(s, c, p.a)))
-        return z3.Implies(z3.Not(related), obs["batch"])
+        return z3.Implies(z3.Not(related), obs("batch"))
     if prop == P7:  # scoped_step
         if pa.kind == "dispatch_write":
             return forall(Ctx, lambda c: z3.Implies(post.pk(p.k, c) != P_NONE, collects_on(s, c, p.a)))
@@ -417,23 +404,26 @@ def lock_graph(v: LVariant, acts: list[LAction]) -> Check:
 def no_stuck(variant: str, acts: list[LAction], inv: Sequence[LConjunct], timeout: float) -> Check:
     """Dynamic half of P5 (properties.no_stuck_threads): no state of the invariant has a thread
     inside an operation while every such thread is blocked. A tool inside works on cx(t), d0 on
-    dk, h0 on hk (the steps' selectors), so each thread's moves are a finite disjunction."""
+    a hooked dispatch, h0 on hk (the steps' selectors), so each thread's moves are a finite
+    disjunction (d0's over the dispatch it may submit)."""
     def can_move(s: PState, role: str, t: z3.ExprRef | None) -> z3.BoolRef:
         opts = []
         for pa in acts:
             if pa.role != role or pa.at == "idle":
                 continue
             tt = t if t is not None else z3.Const("t!mv", Tool)
-            p = LParams(tt, s.cx(tt), z3.Const("a!mv", Agent), s.dk() if role == "dispatch" else s.hk(),
-                        lambda x: z3.BoolVal(False), "mv")
-            f = pa.fire(s, p)
-            # fresh constants (`empty@`...) only define post values, never a guard: no side needed
-            opts.append(f.enabled())
+
+            def enabled(k: z3.ExprRef, pa: LAction = pa, tt: z3.ExprRef = tt) -> z3.BoolRef:
+                p = LParams(tt, s.cx(tt), z3.Const("a!mv", Agent), k, lambda x: z3.BoolVal(False), "mv",
+                            z3.BoolVal(True))
+                return pa.fire(s, p).enabled()  # a scope's side condition never guards a step inside
+
+            opts.append(exists(Dispatch, enabled) if role == "dispatch" else enabled(s.hk()))
         return z3.Or(*opts) if opts else z3.BoolVal(False)
 
     def build(b: LBounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
         S = fresh_state("dl")
-        inside_d, inside_h = S.dpc() != DPC["idle"], S.hpc() != HPC["idle"]
+        inside_d, inside_h = z3.Not(d_at(S, "idle")), z3.Not(h_at(S, "idle"))
         parts = [conj(S, inv),
                  z3.Or(exists(Tool, lambda t: S.pc(t) != TPC["idle"]), inside_d, inside_h),
                  forall(Tool, lambda t: z3.Implies(S.pc(t) != TPC["idle"], z3.Not(can_move(S, "tool", t)))),
@@ -450,7 +440,8 @@ def _can_move_tool(s: PState, acts: Sequence[LAction], t: z3.ExprRef) -> z3.Bool
     opts = []
     for pa in acts:
         if pa.role == "tool" and pa.at != "idle":
-            p = LParams(t, s.cx(t), z3.Const("a!w", Agent), s.dk(), lambda x: z3.BoolVal(False), "w")
+            p = LParams(t, s.cx(t), z3.Const("a!w", Agent), z3.Const("k!w", Dispatch), lambda x: z3.BoolVal(False),
+                        "w", z3.BoolVal(True))
             opts.append(pa.fire(s, p).enabled())
     return z3.Or(*opts)
 
