@@ -6,12 +6,14 @@ breaks a property:
 
 * the fixed-size counterexample search finds a path C that violates it;
 * the trace checker, run with the *unmutated* final model, rejects C as `diverged`, never before
-  the first step where the mutant fired a changed action.
+  the first step where the mutant fired a changed action;
+* the any-size prover (`prove --parametric`, which reads the same definition through
+  spec.lang.symbolic) does not report the property proved on the mutant: some check fails or is
+  unknown (a mutant of an abstracted counter's update, `inf` / `ks`, is caught by the
+  `abstraction` check, which the symbolic reading of the drain guard and of P4 rests on).
 
-Not checked here, and why: the any-size line. The lifecycle's parametric proofs still read a
-hand-kept mirror (spec/parametric/lifecycle_actions.py), which a mutation of the definition does
-not reach — the defect issue 10 step 3 removes. NEUTRAL lists mutants that break none of final's
-proved properties within the same search, with the reason.
+PARTIAL lists mutants that meet the first and the last line but not the checker's, with the
+reason; NEUTRAL mutants that break none of final's proved properties within the same search.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ from spmcheck.spec.lifecycle.prove import find_path
 from spmcheck.spec.lifecycle.trace import cex_trace
 from spmcheck.spec.lifecycle.variants import LVARIANTS, LVariant
 from spmcheck.spec.lifecycle.vocabulary import LConfig
+from spmcheck.spec.parametric.lifecycle_prove import prove_pair
 from spmcheck.spec.model import Action
 from spmcheck.spec.prove import _violates, bfs_violation, render
 from spmcheck.spec.results import ProofResult
@@ -68,6 +71,9 @@ PARTIAL: dict[str, tuple[str, str]] = {
         "the serializer entry is created without its state; " + UNSEEN),
     "drop-update:tool:spm_disable:spm_disable:0": ("refcount-balanced",
         "disable_serialization forgets `all`; no event reports a refcount; " + UNSEEN),
+    "drop-update:dispatch:hooked:dispatch_submit:4": ("map-empty-after-drain",
+        "async_started() is lost: the drain sees no kernel in flight and stop proceeds while the "
+        "dispatch's packet is still mapped; no event reports _active_kernels; " + UNSEEN),
     "drop-update:tool:spm_enable:spm_enable:2": ("refcount-balanced",
         "enable_serialization forgets the per-agent counts of a restricted context; no event reports "
         "a refcount (spm_enable observes only its agent set), so the unmutated model accepts every "
@@ -133,3 +139,13 @@ def test_lifecycle_mutant_is_caught_by_the_prover_and_the_checker(name: str, pro
     steps = changed(definition(LVARIANTS["final"], CFG), Mutation.parse(name))
     first = next(i for i, a in enumerate(fired) if (a.step.role, a.label, a.kind) in steps)
     assert k >= first, (name, events[k], events[first])
+
+
+@pytest.mark.parametrize("name,prop", sorted({**BREAKING, **{k: v[0] for k, v in PARTIAL.items()}}.items()))
+def test_lifecycle_mutant_is_not_proved_at_any_size(name: str, prop: str) -> None:
+    """The any-size line: the same mutation, read by the parametric prover, leaves a check of
+    the property failing or unknown (the unmutated final is proved: test_parametric_lifecycle)."""
+    with mutant(name) as v:
+        r = prove_pair(v.name, prop, timeout=10.0)
+    assert r.verdict != "proved", (name, prop)
+    assert any(c.status in ("fails", "unknown") for c in r.checks), (name, r.reason)

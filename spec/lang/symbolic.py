@@ -218,6 +218,91 @@ class Reading:
         obs = dict(act.observe)
         return Fired(guards, side, post, frozenset(writes), checks, lambda key: ev.term(obs[key]))
 
+    def learn(self, proto: Protocol) -> None:
+        """Take in the finite-only bounds of a definition built after this reading (a mutant's:
+        its nodes are new objects); its symbols must be among this reading's."""
+        self.bounds.update(proto.bounds)
+
+    def keeps_count(self, act: LAction, s: Mapping[str, Fn], env: Mapping[str, Any], fname: str) -> z3.BoolRef:
+        """The step keeps the abstracted counter `fname` equal to what it counts, read locally
+        (first-order): for every argument tuple, the step's update of the counter is the old
+        value plus an increment built from Ite, the constants 0/+1/-1 and a Count (finite-only
+        bounds dropped), and per increment leaf the elements the count gains and loses match it:
+        0 -- none gained, none lost; +1 -- exactly one gained, none lost; -1 -- the converse;
+        + Count(v, phi) -- none lost, and v is gained iff phi(v). The old counter inside a
+        condition reads as its count (so `inf > 0` is "some dispatch is counted"). Any other
+        update shape gives false: the check fails rather than guess. This is sufficient for
+        `counter = count` to be preserved at every size (a counting argument, not a query about
+        cardinalities)."""
+        env = {**env, **dict(act.consts)}
+        fired = self.fire(act, s, env)
+        params, agg = self.abstracted[fname]
+        assert isinstance(agg, Agg) and agg.kind == "count"
+        sorts = {act.thread.name: act.role}
+        pre = _Eval(self, s, env, sorts)
+        post = _Eval(self, fired.post, env, sorts)
+        ups = [up for up in act.updates
+               if (up.target if isinstance(up, Every) else up[0]).func.name == fname]
+        leaves = [p.sort.leaves() for p in params]
+        if any(len(x) != 1 for x in leaves) or len(agg.var.sort.leaves()) != 1:
+            raise TypeError(f"{fname}: an abstracted counter over union sorts")
+        vleaf = agg.var.sort.leaves()[0]
+        vsort = self.sorts[vleaf.name]
+        doms = tuple(self.sorts[x[0].name] for x in leaves)
+
+        def one(args: tuple[z3.ExprRef, ...]) -> z3.BoolRef:
+            bind = {p.name: a for p, a in zip(params, args)}
+            psorts = {p.name: x[0] for p, x in zip(params, leaves)}
+
+            def psi(ev: _Eval, v: z3.ExprRef) -> z3.BoolRef:
+                return ev.with_({**bind, agg.var.name: v}, {**psorts, agg.var.name: vleaf}).bool(agg.body)
+
+            def gained(v: z3.ExprRef) -> z3.BoolRef:
+                return z3.And(psi(post, v), z3.Not(psi(pre, v)))
+
+            def lost(v: z3.ExprRef) -> z3.BoolRef:
+                return z3.And(psi(pre, v), z3.Not(psi(post, v)))
+
+            def none(p: Callable[[z3.ExprRef], z3.BoolRef]) -> z3.BoolRef:
+                return self.forall(vsort, lambda v: z3.Not(p(v)))
+
+            def single(p: Callable[[z3.ExprRef], z3.BoolRef]) -> z3.BoolRef:
+                return self.exists(vsort, lambda v: z3.And(p(v), self.forall(vsort, lambda w: z3.Implies(p(w), w == v))))
+
+            def ob(d: Any) -> z3.BoolRef:
+                tag = d[0]
+                if tag == "ite":
+                    return z3.If(d[1], ob(d[2]), ob(d[3]))
+                if tag == "const":
+                    return {0: lambda: z3.And(none(gained), none(lost)), 1: lambda: z3.And(none(lost), single(gained)),
+                            -1: lambda: z3.And(none(gained), single(lost))}.get(d[1], lambda: z3.BoolVal(False))()
+                if tag == "count":
+                    ev2, a2 = d[1], d[2]
+                    if [x.name for x in a2.var.sort.leaves()] != [vleaf.name]:
+                        return z3.BoolVal(False)
+                    return z3.And(none(lost), self.forall(vsort, lambda v: gained(v) == ev2.with_(
+                        {a2.var.name: v}, {a2.var.name: vleaf}).bool(a2.body)))
+                return z3.BoolVal(False)
+
+            parts = []
+            unmatched: list[z3.BoolRef] = []
+            for up in ups:
+                target, value, var = (up.target, up.value, up.var) if isinstance(up, Every) else (up[0], up[1], None)
+                conds, ubind, usorts = [], {}, {}
+                for a, y, p in zip(target.args, args, params):
+                    if var is not None and isinstance(a, Var) and a.name == var.name:
+                        ubind[a.name], usorts[a.name] = y, psorts[p.name]
+                    else:
+                        conds.append(pre.term(a) == y)
+                uev = pre.with_(ubind, usorts)
+                matched = z3.And(*conds) if conds else z3.BoolVal(True)
+                parts.append(z3.Implies(matched, ob(_delta(uev, lift(value), target, fname))))
+                unmatched.append(z3.Not(matched))
+            parts.append(z3.Implies(z3.And(*unmatched) if unmatched else z3.BoolVal(True), ob(("const", 0))))
+            return z3.And(*parts)
+
+        return _forall_all(self.forall, doms, one)
+
     def closed(self, e: Expr, s: Mapping[str, Fn]) -> z3.BoolRef:
         """A closed expression (an invariant claim) over the state `s`."""
         return _Eval(self, s, {}, {}).bool(e)
@@ -417,6 +502,29 @@ class _Eval:
             c, a, b = self.bool(e.args[0]), self.owner_rel(e.args[1]), self.owner_rel(e.args[2])
             return lambda y: z3.If(c, a(y), b(y))
         raise TypeError(f"{e!r} is not an owner value (NOBODY, owner(e), Ite of those)")
+
+
+def _same_app(a: Expr, b: Expr) -> bool:
+    return isinstance(a, App) and isinstance(b, App) and a.func.name == b.func.name and all(
+        isinstance(x, Var) and isinstance(y, Var) and x.name == y.name for x, y in zip(a.args, b.args))
+
+
+def _delta(ev: "_Eval", value: Expr, target: App, fname: str) -> tuple:
+    """The update `value` of counter `target` as old + increment (Reading.keeps_count)."""
+    if ev.r.bounds and isinstance(value, Op) and value.op == "ite" and id(value.args[0]) in ev.r.bounds:
+        return _delta(ev, value.args[1], target, fname)  # a finite-only cap: any size never saturates
+    if _same_app(value, target):
+        return ("const", 0)
+    if isinstance(value, Op) and value.op == "ite":
+        return ("ite", ev.bool(value.args[0]), _delta(ev, value.args[1], target, fname),
+                _delta(ev, value.args[2], target, fname))
+    if isinstance(value, Op) and value.op in ("add", "sub") and _same_app(value.args[0], target):
+        inc = value.args[1]
+        if isinstance(inc, Lit) and isinstance(inc.value, int) and not isinstance(inc.value, bool):
+            return ("const", inc.value if value.op == "add" else -inc.value)
+        if value.op == "add" and isinstance(inc, Agg) and inc.kind == "count":
+            return ("count", ev, inc)
+    return ("unsupported",)
 
 
 def _owner_sort(f: Func) -> Sort:

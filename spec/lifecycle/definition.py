@@ -431,7 +431,7 @@ def _complete(m: Lifecycle, v: LVariant) -> None:
     b.action(R, "idle", "completion_exit", t, params=(k,), static={"id": k},
              guard=(("dispatch {id} is in flight", m.st(k) == "flight"),),
              updates=((m.st(k), "exited"), (m.hk(), k),
-                      (m.ks(k), Ite(m.ks(k) + delivered < 3, m.ks(k) + delivered, 3)),
+                      (m.ks(k), Ite(b.bound(m.ks(k) + delivered < 3), m.ks(k) + delivered, 3)),
                       Every(c, m.mp(k, c), And(m.mp(k, c), Not(erase)))),
              goto="exited", observe={"prescan": prescan, "delivered": delivered},
              source="AsyncSignalHandler: SPM exit hook (pre-scan for SPM_CLIENT_ID; over " +

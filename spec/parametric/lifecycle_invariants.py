@@ -28,7 +28,7 @@ import z3
 from ..lifecycle.variants import LVariant
 from .encoding import Agent, PState, exists, forall
 from .lifecycle_encoding import (
-    D_EXITED, D_HOOKED, FREE, P_NONE, PUBLISHED, RESERVED, Ctx, Dispatch, Tool, count, d_at, empty, exited, h_at,
+    D_EXITED, D_HOOKED, D_NONE, FREE, P_NONE, PUBLISHED, RESERVED, Ctx, Dispatch, Tool, count, d_at, empty, exited, h_at,
     intersects, tool_at,
 )
 
@@ -188,6 +188,9 @@ def conjuncts(v: LVariant) -> list[LConjunct]:
         "exit hook over registered contexts: post_kernel_call erases its own packet (digest §2.6 v2)")
     add("h0 at exited -> its dispatch exited", "dlv", h0_exited,
         "completion handler: exit hooks, then async_complete")
+    add("unwritten dispatch -> no packet", "dlv", lambda s: forall(Dispatch, lambda k: forall(
+        Ctx, lambda c: z3.Implies(s.st(k) == D_NONE, z3.And(s.pk(k, c) == P_NONE, z3.Not(s.mp(k, c)))))),
+        "pre_kernel_call inserts packets at the dispatch's write (what ks counts starts empty)")
     add("mapped packet -> registered context", "dlv", lambda s: forall(Dispatch, lambda k: forall(
         Ctx, lambda c: z3.Implies(s.mp(k, c), s.reg(c)))), "pre_kernel_call only for active contexts")
     add("mapped packet -> a real packet", "dlv", lambda s: forall(Dispatch, lambda k: forall(

@@ -478,6 +478,45 @@ def witness_refuted(variant: str, name: str, timeout: float = 10.0) -> str:
             "invariant of lock-order-acyclic (" + "; ".join(c.name for c in inv) + ") excludes it")
 
 
+# ---- the abstracted counters (Protocol.abstractions) -------------------------------------------------
+ABSTRACTION_HYPOTHESIS = P4  # its invariant (the dlv layer) is what each step's local check may assume
+
+
+@lru_cache(maxsize=None)
+def abstraction_check(variant: str, timeout: float) -> Check:
+    """Every step keeps each abstracted counter (inf, ks) equal to what it counts, so reading
+    the drain guard and P4 through the counts is exact at every size. By simultaneous induction
+    with the invariant of in-flight-completion-delivered (the hypothesis each local check
+    assumes), which must itself be inductive: initiation and consecution are re-used from that
+    pair. Each local check is first-order (`Reading.keeps_count`)."""
+    from .lifecycle_transitions import READING
+
+    t0 = time.monotonic()
+    acts = list(_actions(variant))
+    inv = list(_inv(variant, ABSTRACTION_HYPOTHESIS))
+    name, frag = "abstraction:" + ",".join(READING.abstracted), fragment_of(inv, True)
+    base = [initiation(variant, inv, timeout)] + [
+        _consecution_cached(variant, ABSTRACTION_HYPOTHESIS, pa.name, timeout) for pa in acts]
+    bad = next((c for c in base if c.status != "valid"), None)
+    if bad is not None:
+        return Check(name, bad.status, frag, time.monotonic() - t0, None,
+                     f"the hypothesis (the invariant of {ABSTRACTION_HYPOTHESIS}) is not inductive: {bad.name}")
+    for counter in READING.abstracted:
+        for pa in acts:
+            S = fresh_state("abs")
+            p = lparams(f"abs.{pa.name}")
+            f = pa.fire(S, p)
+            r, _ = queries.solve([conj(S, inv), f.enabled(), *f.side, z3.Not(pa.keeps(S, p, counter))],
+                                 max(0.001, t0 + timeout - time.monotonic()))
+            if r == z3.sat:
+                return Check(name, "fails", frag, time.monotonic() - t0, None,
+                             f"{pa.name} changes {counter} other than what it counts")
+            if r == z3.unknown:
+                return Check(name, "unknown", frag, time.monotonic() - t0, None, f"{counter} at {pa.name}")
+    return Check(name, "valid", frag, time.monotonic() - t0, None,
+                 "each step's update of " + ", ".join(READING.abstracted) + " matches what it counts")
+
+
 # ---- one (variant, property) ---------------------------------------------------------------------
 @lru_cache(maxsize=None)
 def _actions(variant: str) -> tuple[LAction, ...]:
@@ -516,6 +555,8 @@ def prove_pair(variant: str, prop: str, timeout: float = 20.0,
             checks.append(no_stuck(variant, acts, inv, timeout))
         else:
             checks += implication(variant, prop, acts, inv, timeout)
+    if all(c.status == "valid" for c in checks):  # a proof reads inf and ks through their counts
+        checks.append(abstraction_check(variant, timeout))
     exp = expected(variant, prop)[0]
     verdict, reason, ws, cex = conclude(checks, lambda: witnesses(variant, prop), lambda: confirm(variant, prop))
     return ParamResult(variant, prop, verdict, exp, tuple(checks), ws, time.monotonic() - t0, reason, len(inv), cex,

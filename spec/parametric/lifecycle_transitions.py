@@ -138,19 +138,26 @@ class LAction:
     targets: tuple[str, ...]
     variant_of: str = ""  # distinguishes two steps with the same (role, at, kind): queue_sync ok/timeout
 
-    def fire(self, s: PState, p: LParams) -> LFired:
+    def env(self, p: LParams) -> dict[str, Any]:
+        """The definition's thread and parameter names bound to the firing's elements."""
         act = self.defn
-        thread = {"tool": p.t, "dispatch": D0, "complete": H0}[self.role]
-        env: dict[str, Any] = {act.thread.name: thread}
+        env: dict[str, Any] = {act.thread.name: {"tool": p.t, "dispatch": D0, "complete": H0}[self.role]}
         for prm in act.params:
             if isinstance(prm, ScopeParam):
                 is_all = p.all_p if p.all_p is not None else z3.Bool(f"all@{p.tag}")
                 env[prm.name] = (is_all, p.setp)
             elif isinstance(prm, Var):
                 env[prm.name] = {"context": p.c, "agent": p.a, "kernel": p.k}[prm.sort.name]
-        f = READING.fire(act, s.fns, env)
+        return env
+
+    def fire(self, s: PState, p: LParams) -> LFired:
+        f = READING.fire(self.defn, s.fns, self.env(p))
         assert f.observe is not None
         return LFired(f.guards, f.side, PState(f.post), f.observe)
+
+    def keeps(self, s: PState, p: LParams, counter: str) -> z3.BoolRef:
+        """This step keeps the abstracted `counter` equal to what it counts (Reading.keeps_count)."""
+        return READING.keeps_count(self.defn, s.fns, self.env(p), counter)
 
 
 def _per(act: Action) -> str:
@@ -193,7 +200,9 @@ def actions_of(proto: Any) -> list[LAction]:
 
 @lru_cache(maxsize=None)
 def _cached(v: LVariant, sc: Scenario) -> tuple[LAction, ...]:
-    return tuple(actions_of(definition(v, config(sc))))
+    proto = definition(v, config(sc))
+    READING.learn(proto)  # a mutant's definition is built after the reading
+    return tuple(actions_of(proto))
 
 
 def build_lifecycle_actions(v: LVariant, sc: Scenario = Scenario()) -> list[LAction]:
