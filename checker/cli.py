@@ -143,19 +143,30 @@ def _progress(args: argparse.Namespace | None = None, total: int = 0) -> tuple[b
 
 
 def _split_names(args: argparse.Namespace) -> tuple[list[str], list[str], list[str], list[str]] | int:
-    """--variant/--property names sorted into the core and lifecycle models (a name may be both)."""
+    """--variant/--property names sorted into the core and lifecycle models (a name may be both);
+    the data path's own names (`args.datapath`: its variants and rows) are sorted out first, from
+    the names as given (its row P3 is not the lifecycle's alias P3)."""
     from spmcheck.spec.lifecycle.properties import LPROPERTIES
     from spmcheck.spec.lifecycle.variants import LVARIANTS
     from spmcheck.spec.properties import PROPERTIES
     from spmcheck.spec.variants import VARIANTS
 
+    from .datapath_cli import known_names, selection
+
+    dvariants, drows = known_names() if args.model in ("all", "datapath") else ([], [])
+    args.datapath = selection(args.variant, args.property) if args.model in ("all", "datapath") else ([], [])
+    if args.variant and not any(n in dvariants for n in args.variant):
+        args.datapath = ([], [])
+    if args.property and not any(n in drows for n in args.property):
+        args.datapath = ([], [])
     for n in args.variant or []:
-        if n not in VARIANTS and n not in LVARIANTS:
-            return _usage(_closest(n, list(VARIANTS) + list(LVARIANTS), "variant"))
+        if n not in VARIANTS and n not in LVARIANTS and n not in dvariants:
+            return _usage(_closest(n, list(VARIANTS) + list(LVARIANTS) + dvariants, "variant"))
+    given = list(args.property or [])
     args.property = [_resolve(n) for n in args.property] if args.property else args.property
-    for n in args.property or []:
-        if n not in PROPERTIES and n not in LPROPERTIES:
-            return _usage(_closest(n, list(PROPERTIES) + list(LPROPERTIES), "property"))
+    for n, raw in zip(args.property or [], given):
+        if n not in PROPERTIES and n not in LPROPERTIES and raw not in drows:
+            return _usage(_closest(raw, list(PROPERTIES) + list(LPROPERTIES) + drows, "property"))
     cv = [n for n in VARIANTS if not args.variant or n in args.variant]
     cp = [n for n in PROPERTIES if not args.property or n in args.property]
     lv = [n for n in LVARIANTS if not args.variant or n in args.variant]
@@ -175,10 +186,6 @@ def _lifecycle_pairs(lv: list[str], lp: list[str], explicit: bool) -> list[tuple
 def cmd_prove(args: argparse.Namespace) -> int:
     if args.list:
         return cmd_list(args)
-    if args.model == "datapath":
-        from .datapath_cli import prove
-
-        return prove(args)
     if args.infer or args.parametric:
         got = run_prove(args)
         assert isinstance(got, int)
@@ -197,6 +204,11 @@ def run_prove(args: argparse.Namespace) -> Any:
     bad = first_output_problem(args)
     if bad:
         return _io_error(bad)
+    if args.parametric and args.model == "datapath":
+        from .datapath_cli import any_size_lines
+
+        print("\n".join(any_size_lines()))
+        return exitcodes.OK
     if args.parametric:
         return _prove_parametric(args, variants if args.model != "lifecycle" else [], props,
                                  lvariants if args.model != "core" else [], lprops)
@@ -208,33 +220,51 @@ def run_prove(args: argparse.Namespace) -> Any:
     run_core = args.model in ("core", "all") and variants and props
     lpairs = _lifecycle_pairs(lvariants, lprops, bool(args.variant or args.property)) \
         if args.model in ("lifecycle", "all") else []
+    dvariants, drows = getattr(args, "datapath", ([], []))
+    run_dp = bool(dvariants and drows)
     from spmcheck.spec.prove import prove_all
+
+    from .datapath_cli import job as datapath_job
 
     t0 = time.monotonic()
     total = (len(variants) * len(props) if run_core else 0) + len(lpairs)
     tty, progress = _progress(args, total)
     if args.infer:
         return _infer(args, variants if run_core else [], lvariants, cfg, lcfg, progress, tty)
-    lresults = []
-    if run_core and lpairs:
-        # the two models share nothing: the core table runs in a forked worker while the lifecycle
-        # runs here (2 cores: wall time ~ the longer of the two instead of their sum)
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+    lresults: list = []
+    results: list = []
+    dresults: list = []
+    jobs = [j for j, on in (("core", run_core), ("datapath", run_dp), ("lifecycle", bool(lpairs))) if on]
+    # the models share nothing: all but the last selected run in forked workers while the last
+    # runs here (2 cores: wall time ~ the longest of them, or their CPU time over 2, not their sum)
+    import multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
 
-        from spmcheck.spec.lifecycle.prove import prove_pairs
-
-        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as pool:
-            fut = pool.submit(prove_all, variants, props, cfg, args.timeout, certs=certs)
-            lresults = prove_pairs(lpairs, lcfg, args.timeout, progress, certs=certs)
-            progress("waiting for the core table")
-            results = fut.result()
-    else:
-        results = prove_all(variants, props, cfg, args.timeout, progress, certs=certs) if run_core else []
-        if lpairs:
+    def start(pool: ProcessPoolExecutor | None, name: str) -> Future | list:
+        fn: Any
+        if name == "core":
+            fn, a, kw = prove_all, (variants, props, cfg, args.timeout), {"certs": certs}
+        elif name == "datapath":
+            fn, a, kw = datapath_job, (dvariants, drows, certs), {}
+        else:
             from spmcheck.spec.lifecycle.prove import prove_pairs
 
-            lresults = prove_pairs(lpairs, lcfg, args.timeout, progress, certs=certs)
+            fn, a, kw = prove_pairs, (lpairs, lcfg, args.timeout, progress), {"certs": certs}
+        if pool is None:
+            return fn(*a, **kw)
+        return pool.submit(fn, *a, **kw)
+
+    got: dict[str, list] = {}
+    if len(jobs) > 1:
+        with ProcessPoolExecutor(max_workers=len(jobs) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            futs = {name: start(pool, name) for name in jobs[:-1]}
+            got[jobs[-1]] = start(None, jobs[-1])  # type: ignore[assignment]
+            for name, fut in futs.items():
+                progress(f"waiting for the {name} table")
+                got[name] = fut.result()  # type: ignore[union-attr]
+    elif jobs:
+        got[jobs[0]] = start(None, jobs[0])  # type: ignore[assignment]
+    results, dresults, lresults = got.get("core", []), got.get("datapath", []), got.get("lifecycle", [])
     if tty:
         sys.stderr.write("\r\033[K")
     from .render.records import make_run
@@ -243,8 +273,12 @@ def run_prove(args: argparse.Namespace) -> Any:
               "lifecycle": {"agents": lcfg.agents, "contexts": lcfg.contexts, "tools": lcfg.tools,
                             "dispatches": lcfg.dispatches},
               "timeout": args.timeout}
+    if dresults:
+        from spmcheck.spec.datapath.verdicts import SCOPES
+
+        config["datapath"] = {"scopes": {s: SCOPES[s].describe() for s in dict.fromkeys(d.scope for d in dresults)}}
     return make_run(results, lresults, cfg.describe(), lcfg.describe(), config, time.monotonic() - t0,
-                    "spmcheck " + " ".join(getattr(args, "argv", []) or ["prove"]))
+                    "spmcheck " + " ".join(getattr(args, "argv", []) or ["prove"]), dresults)
 
 
 def _emit_prove(args: argparse.Namespace, run: Any) -> int:
@@ -253,8 +287,14 @@ def _emit_prove(args: argparse.Namespace, run: Any) -> int:
     from .render.summary import prove_counts, prove_summary
 
     timings = bool(getattr(args, "timings", False))
-    lines = (prove_text.verbose if args.verbose else prove_text.brief)(run, timings)
-    doc = env.envelope("prove", run.exit_code, prove_summary(run, timings), env.prove_results(run), run.config,
+    if args.model == "datapath":
+        from .datapath_cli import text
+
+        lines = text(run, bool(args.verbose), timings)
+    else:
+        lines = (prove_text.verbose if args.verbose else prove_text.brief)(run, timings)
+    summary = lines[-1] if args.model == "datapath" else prove_summary(run, timings)
+    doc = env.envelope("prove", run.exit_code, summary, env.prove_results(run), run.config,
                        prove_counts(run).to_json(), run.seconds, timings)
     return _emit(args, lines, doc, ci=lambda: _ci_prove(args, run))
 
@@ -573,8 +613,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="re-run Houdini and store the inductive invariants under spec/proofs/ of the checkout")
     pr.add_argument("--model", choices=("core", "lifecycle", "all", "datapath"), default="all",
                     help="core: update_serialization()/serializer(); lifecycle: SPM contexts, hooks, "
-                         "drain, tags, gate (default: all); datapath: the hazard x revision table of the "
-                         "data path (spec/datapath; not part of all)")
+                         "drain, tags, gate; datapath: the hazard x revision table of the data path "
+                         "(spec/datapath); all (default): the three")
     pr.add_argument("--fresh", action="store_true",
                     help="ignore the stored counterexamples and witness paths (spec/certs/) and search for every "
                          "answer; the stored invariants are re-checked by Z3 either way")

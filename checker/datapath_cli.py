@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
+from typing import Any
 
 from . import exitcodes
 
@@ -46,44 +46,132 @@ def _variants(names: list[str] | None) -> list[str] | str:
     return list(names) if names else list(DVARIANTS)
 
 
-def cell(v: object) -> str:
+def selection(variant_names: list[str] | None, row_names: list[str] | None) -> tuple[list[str], list[str]]:
+    """The data path's (variants, rows) among --variant/--property names that may also name core
+    or lifecycle ones: no names selects everything; names of other models select nothing here."""
+    from spmcheck.spec.datapath.variants import DVARIANTS
+    from spmcheck.spec.datapath.verdicts import ROWS
+
+    variants = [v for v in DVARIANTS if not variant_names or v in variant_names]
+    rows = [r.id for r in ROWS if not row_names or r.id in row_names or r.prop in row_names]
+    return variants, rows
+
+
+def known_names() -> tuple[list[str], list[str]]:
+    """(variant names, row ids and claim names) of the data path, for name validation."""
+    from spmcheck.spec.datapath.variants import DVARIANTS
+    from spmcheck.spec.datapath.verdicts import ROWS
+
+    return list(DVARIANTS), list(dict.fromkeys([r.id for r in ROWS] + [r.prop for r in ROWS]))
+
+
+def row_meaning(row_id: str) -> tuple[str, str, str]:
+    """(claim, summary, source) of a data-path row: the claim it decides, as the definition (or,
+    for a progress claim, spec.datapath.verdicts) writes it."""
+    from spmcheck.spec.datapath.protocol import claim_text
+    from spmcheck.spec.datapath.verdicts import PROGRESS, ROWS
+
+    row = next((r for r in ROWS if r.id == row_id), None)
+    if row is None:
+        return row_id, row_id, ""
+    if row.prop in PROGRESS:
+        return row.prop, PROGRESS[row.prop].summary, PROGRESS[row.prop].source
+    summary, source = claim_text(row.prop)
+    return row.prop, summary, source
+
+
+def any_size_lines() -> list[str]:
+    """`spmcheck prove --parametric --model datapath`: per data-path claim, any size or bounded
+    (at which scopes) and why, one line each; nothing is searched."""
+    from spmcheck.spec.datapath.verdicts import ANY_SIZE, FIXED, ROWS
+
+    out = ["data path: any size vs bounded, per claim (rows and scopes: spmcheck prove --model datapath)",
+           f"  {FIXED}"]
+    claims = list(dict.fromkeys(r.prop for r in ROWS))
+    w = max(len(c) for c in claims)
+    for c in claims:
+        rows = [r for r in ROWS if r.prop == c]
+        where = ", ".join(r.id for r in rows)
+        out.append(f"  {c.ljust(w)}  {where.ljust(26)}  bounded only: {ANY_SIZE[c]}")
+    out.append(f"spmcheck: {len(claims)} data-path claims: 0 proved for any size, {len(claims)} bounded only")
+    return out
+
+
+def job(variants: list[str], rows: list[str], certs: str, clean: bool = True) -> list[Any]:
+    """The verdicts (spec.datapath.verdicts.DVerdict) of rows x variants; a top-level function so
+    a forked worker can run it beside the core and lifecycle tables."""
+    from spmcheck.spec.datapath.certs import DatapathCerts
+    from spmcheck.spec.datapath.verdicts import run
+
+    return run(variants, rows, certs=DatapathCerts(certs), clean=clean)
+
+
+def cell(p: Any) -> str:
     """`violated (5)` = counterexample steps, `proved [8429]` = states explored, `unknown`."""
-    d = v  # DVerdict
-    if d.verdict == "violated":  # type: ignore[attr-defined]
-        return f"violated ({d.length})"  # type: ignore[attr-defined]
-    if d.verdict == "proved":  # type: ignore[attr-defined]
-        return f"proved [{d.states}]"  # type: ignore[attr-defined]
+    r, row = p.result, p.row
+    if r.verdict == "violated":
+        return f"violated ({row.length})"
+    if r.verdict == "proved":
+        return f"proved [{row.states}]"
     return "unknown"
 
 
-def table(results: list, variants: list[str], rows: list[str]) -> list[str]:
+def _mark(p: Any) -> str:
+    return ("" if p.result.matches else "!") + ("" if all(w.verdict == "reachable" for w in p.result.witnesses) else "?")
+
+
+def table(pairs: list, variants: list[str], rows: list[str]) -> list[str]:
     """The hazard x revision matrix, a mark after each cell that is not as expected."""
     from spmcheck.spec.datapath.verdicts import ROWS
 
-    by = {(r.row, r.variant): r for r in results}
+    by = {(p.result.property, p.result.variant): p for p in pairs}
     w0 = max(len(r) for r in rows + ["row"]) + 2
     widths = [max(len(v), 15) + 2 for v in variants]
     out = [("row".ljust(w0) + "scope".ljust(13) + "".join(v.ljust(w) for v, w in zip(variants, widths))).rstrip()]
     for row in [r for r in ROWS if r.id in rows]:
         cells = []
         for v, w in zip(variants, widths):
-            d = by[(row.id, v)]
-            mark = "" if d.matches else "!"
-            mark += "" if d.witness_reached else "?"
-            cells.append((cell(d) + mark).ljust(w))
+            p = by.get((row.id, v))
+            cells.append(((cell(p) + _mark(p)) if p is not None else ".").ljust(w))
         out.append(row.id.ljust(w0) + row.scope.ljust(13) + "".join(cells).rstrip())
     return out
 
 
-def summary(results: list, seconds: float, timings: bool) -> tuple[str, int]:
-    n = len(results)
-    bad = [r for r in results if not r.matches and r.verdict != "unknown"]
-    unknown = [r for r in results if r.verdict == "unknown"]
-    vacuous = [r for r in results if not r.witness_reached]
+def compact(pairs: list) -> list[str]:
+    """The data path's block of the default `spmcheck prove` text: revisions x rows, short cells
+    (`v5` violated with a 5-step counterexample, `p` proved at the row's scope)."""
+    from spmcheck.checker.render.records import DATAPATH_LABELS
+    from spmcheck.spec.datapath.verdicts import ROWS
+
+    by = {(p.result.property, p.result.variant): p for p in pairs}
+    rows = [r.id for r in ROWS if any(p.result.property == r.id for p in pairs)]
+    variants = list(dict.fromkeys(p.result.variant for p in pairs))
+    heads = [DATAPATH_LABELS.get(r, r) for r in rows]
+    cw = [max(len(h), 4) for h in heads]
+    vw = max(len(v) for v in variants + ["revision"])
+
+    def short(p: Any) -> str:
+        if p is None:
+            return "."
+        r = p.result
+        text = f"v{p.row.length}" if r.verdict == "violated" else "p" if r.verdict == "proved" else "?"
+        return text + _mark(p)
+
+    out = [("revision".ljust(vw) + "  " + "  ".join(h.ljust(w) for h, w in zip(heads, cw))).rstrip()]
+    for v in variants:
+        out.append((v.ljust(vw) + "  " + "  ".join(short(by.get((r, v))).ljust(w) for r, w in zip(rows, cw))).rstrip())
+    return out
+
+
+def summary(pairs: list, seconds: float, timings: bool) -> tuple[str, int]:
+    n = len(pairs)
+    bad = [p for p in pairs if not p.result.matches and p.result.verdict != "unknown"]
+    unknown = [p for p in pairs if p.result.verdict == "unknown"]
+    vacuous = [p for p in pairs if any(w.verdict != "reachable" for w in p.result.witnesses)]
     took = f" in {seconds:.1f} s" if timings else ""
     if not bad and not unknown and not vacuous:
-        nv = sum(r.verdict == "violated" for r in results)
-        nf = sum(r.finding and r.verdict == "violated" for r in results)
+        nv = sum(p.result.verdict == "violated" for p in pairs)
+        nf = sum(p.finding and p.result.verdict == "violated" for p in pairs)
         return (f"spmcheck: {n} datapath verdict{'s' * (n != 1)} as expected ({nv} violated with a "
                 f"counterexample, {n - nv} proved at a fixed scope; {nf} finding{'s' * (nf != 1)})" + took,
                 exitcodes.OK)
@@ -94,54 +182,46 @@ def summary(results: list, seconds: float, timings: bool) -> tuple[str, int]:
         parts.append(f"{len(unknown)} unknown")
     if vacuous:
         parts.append(f"{len(vacuous)} witness{'es' * (len(vacuous) != 1)} unreachable")
-    first = (bad or unknown or vacuous)[0]
+    first = (bad or unknown or vacuous)[0].result
     head = "FAILED" if bad or vacuous else "INCONCLUSIVE"
     code = exitcodes.VIOLATED if bad or vacuous else exitcodes.UNKNOWN
     return (f"spmcheck: {head}: {', '.join(parts)}, {n - len(bad) - len(unknown)} of {n} as expected; first: "
-            f"{first.variant}/{first.row} {first.verdict}, expected {first.expected}" + took, code)
+            f"{first.variant}/{first.property} {first.verdict}, expected {first.expected}" + took, code)
 
 
-def prove(args: argparse.Namespace) -> int:
-    from spmcheck.spec.datapath.variants import DVARIANTS
-    from spmcheck.spec.datapath.verdicts import ROWS, SCOPES, Runner
+def text(run: Any, verbose: bool, timings: bool) -> list[str]:
+    """The text of `spmcheck prove --model datapath` (the full table, scopes, -v details)."""
+    from spmcheck.spec.datapath.verdicts import ROWS, SCOPES
 
-    if getattr(args, "json", None) or getattr(args, "junit", None) or getattr(args, "sarif", None):
-        return _usage("--json/--junit/--sarif are not available for --model datapath yet")
-    rows = _rows(args.property)
-    if isinstance(rows, str):
-        return _usage(rows)
-    variants = _variants(args.variant)
-    if isinstance(variants, str):
-        return _usage(variants)
-    t0 = time.monotonic()
-    r = Runner()
-    results = [r.verdict(row, DVARIANTS[v], clean=bool(args.verbose))
-               for row in ROWS if row.id in rows for v in variants]
-    seconds = time.monotonic() - t0
-    timings = bool(getattr(args, "timings", False))
+    pairs = run.model("datapath")
+    variants = list(dict.fromkeys(p.result.variant for p in pairs))
+    rows = [r.id for r in ROWS if any(p.result.property == r.id for p in pairs)]
     lines = ["data path: hazard x revision (exhaustive breadth-first search of spec/datapath at each row's scope)"]
-    lines += table(results, variants, rows)
+    lines += table(pairs, variants, rows)
     lines.append("(n) counterexample steps (shortest); [n] states explored, all of them (a proof at that scope "
                  "only); ! not as expected; ? non-vacuity witness unreachable")
     lines.append("scopes:")
     used = [s for s in SCOPES if any(row.scope == s for row in ROWS if row.id in rows)]
     lines += [f"  {s}: {SCOPES[s].describe()}" for s in used]
-    if args.verbose:
-        for d in results:
-            lines.append(f"{d.row} / {d.variant}: {d.verdict} (expected {d.expected}: {d.why})")
-            lines.append(f"  witness: {d.witness}: {'reached' if d.witness_reached else 'UNREACHED'}")
-            if d.verdict == "violated":
-                lines.append(f"  fails: {d.failing}")
-                if len(d.events) != d.length:
-                    lines.append(f"  (shortest: {d.length} steps; shown: {len(d.events)} steps that break no other "
+    if verbose:
+        for p in pairs:
+            r, row = p.result, p.row
+            lines.append(f"{r.property} / {r.variant}: {r.verdict} (expected {r.expected}: {r.source})")
+            for w in r.witnesses:
+                lines.append(f"  witness: {w.summary}: {'reached' if w.verdict == 'reachable' else 'UNREACHED'}")
+            if r.verdict == "violated":
+                lines.append(f"  fails: {r.reason.split('; waiting: ')[0]}")
+                steps = r.counterexample or ()
+                if len(steps) != row.length:
+                    lines.append(f"  (shortest: {row.length} steps; shown: {len(steps)} steps that break no other "
                                  "claim before the last, as `spmcheck cex` writes it)")
-                lines += [f"    {e.line()}" for e in d.events]
-                lines += [f"  waits: {w}" for w in d.waits]
+                lines += [(f"    {s.index} {s.thread} {s.action} " + " ".join(f"{k}={v}" for k, v in s.args)).rstrip()
+                          for s in steps]
+                lines += [f"  waits: {w}" for w in row.waits]
             if timings:
-                lines.append(f"  {d.states} states in {d.seconds:.2f} s")
-    text, code = summary(results, seconds, timings)
-    print("\n".join(lines + [text]))
-    return code
+                lines.append(f"  {r.method}" + (f", {row.states} states" if row.states is not None else "")
+                             + f" in {r.seconds:.2f} s")
+    return lines + [summary(pairs, run.seconds, timings)[0]]
 
 
 def cex(args: argparse.Namespace) -> int:
@@ -164,7 +244,10 @@ def cex(args: argparse.Namespace) -> int:
             print(f"spmcheck: -o: {bad}", file=sys.stderr)
             return exitcodes.IO_ERROR
     row = next(r for r in ROWS if r.id == rows[0])
-    d = Runner().verdict(row, DVARIANTS[args.variant])
+    from spmcheck.spec.datapath.certs import DatapathCerts
+
+    d = Runner(certs=DatapathCerts("fresh" if getattr(args, "fresh", False) else "use")).verdict(
+        row, DVARIANTS[args.variant])
     if d.verdict != "violated":
         print(f"spmcheck: no counterexample: {args.variant} / {row.id} is {d.verdict}", file=sys.stderr)
         return exitcodes.VIOLATED if d.verdict == "proved" else exitcodes.UNKNOWN

@@ -2,7 +2,9 @@
 explorer's compilation against spec.lang.finite, and the counterexamples as v2 traces."""
 from __future__ import annotations
 
+import copy
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,9 @@ from spmcheck.spec.backend import CONCRETE
 from spmcheck.spec.datapath.explore import Explorer
 from spmcheck.spec.datapath.protocol import definition
 from spmcheck.spec.datapath.variants import DVARIANTS, LATEST
-from spmcheck.spec.datapath.verdicts import ROWS, SCOPES, DVerdict, Runner
+from spmcheck.spec.certs import CERTS_DIR
+from spmcheck.spec.datapath.certs import DatapathCerts, cert_name
+from spmcheck.spec.datapath.verdicts import CERT_METHOD, ROWS, SCOPES, DVerdict, Runner, run
 from spmcheck.spec.lang.mutate import Mutation, candidates
 
 KNOBS = ("early_async", "completion_two_arg", "gate_per_agent", "hook_reads_gate")
@@ -164,3 +168,88 @@ def test_prove_cli_table_and_summary(capsys: pytest.CaptureFixture[str],
 def test_definition_is_read_at_fixed_sizes_only() -> None:
     with pytest.raises(ValueError):
         definition(DVARIANTS[LATEST], dataclasses.replace(SCOPES["single"], queues=3))
+
+
+def test_stored_certificates_are_current_and_give_the_searched_verdicts(
+        table: dict[tuple[str, str], DVerdict]) -> None:
+    """Every violated row's stored counterexample (spec/certs/datapath/) replays on today's
+    definition and shows the violation; the verdicts equal the search's. A failure here means the
+    certificates are stale: regenerate them with `spmcheck prove --model datapath --update`."""
+    store = DatapathCerts("use")
+    r = Runner(certs=store)
+    got = {(row.id, v): r.verdict(row, DVARIANTS[v], clean=False) for row in ROWS for v in DVARIANTS}
+    key = lambda d: (d.verdict, d.length, d.failing, d.waits, d.events, d.witness_reached)  # noqa: E731
+    assert [k for k, d in got.items() if key(d) != key(table[k])] == []
+    violated = {k for k, d in table.items() if d.verdict == "violated"}
+    assert {k for k, d in got.items() if d.method == CERT_METHOD} == violated
+    assert len(store.used) == len(violated)
+
+
+def _stored(v: str, scope: str) -> dict:
+    return json.loads((CERTS_DIR / "datapath" / cert_name(v, scope)).read_text())
+
+
+def _verdict_with(tmp_path: Path, doc: dict, row_id: str, v: str) -> tuple[DVerdict, DatapathCerts]:
+    row = next(r for r in ROWS if r.id == row_id)
+    d = tmp_path / f"c{len(list(tmp_path.iterdir()))}"
+    d.mkdir()
+    (d / cert_name(v, row.scope)).write_text(json.dumps(doc))
+    store = DatapathCerts("use", d)
+    return Runner(certs=store).verdict(row, DVARIANTS[v], clean=False), store
+
+
+def test_a_stale_or_wrong_certificate_falls_back_to_search(tmp_path: Path) -> None:
+    doc = _stored(LATEST, "multi")
+    d, store = _verdict_with(tmp_path, doc, "H1", LATEST)
+    assert d.method == CERT_METHOD and store.used and d.verdict == "violated"
+    stale = dict(doc, definition="0" * 64)  # made from another definition
+    d, store = _verdict_with(tmp_path, stale, "H1", LATEST)
+    assert (d.verdict, d.method, store.used) == ("violated", "breadth-first search", [])
+    cut = copy.deepcopy(doc)  # a path that no longer reaches the violation
+    cut["violations"]["H1"]["path"] = cut["violations"]["H1"]["path"][:-1]
+    d, store = _verdict_with(tmp_path, cut, "H1", LATEST)
+    assert (d.verdict, d.method, store.used) == ("violated", "breadth-first search", [])
+    # a certificate never decides a verdict: a violation claimed for a row that is proved
+    fix = _stored("2a7bb457+gate-fix", "multi")
+    fix["violations"]["H1"] = doc["violations"]["H1"]
+    d, store = _verdict_with(tmp_path, fix, "H1", "2a7bb457+gate-fix")
+    assert (d.verdict, store.used) == ("proved", [])
+
+
+def test_update_rewrites_the_same_certificate(tmp_path: Path) -> None:
+    run([LATEST], ["H1", "H4"], certs=DatapathCerts("update", tmp_path), clean=False)
+    (f,) = tmp_path.iterdir()
+    assert json.loads(f.read_text()) == _stored(LATEST, "multi") | {
+        "violations": {k: v for k, v in _stored(LATEST, "multi")["violations"].items() if k in ("H1", "H4")},
+        "witnesses": {k: v for k, v in _stored(LATEST, "multi")["witnesses"].items() if k in ("H1", "H4")}}
+
+
+def test_progress_certificate_is_checked_from_its_last_state(tmp_path: Path) -> None:
+    """A stored progress counterexample is accepted only if no continuation of its last state
+    reaches the goal: cut to a state from which the drain can still end, it is searched again."""
+    doc = _stored(LATEST, "multi")
+    d, store = _verdict_with(tmp_path, doc, "H4", LATEST)
+    assert d.method == CERT_METHOD and d.waits
+    cut = copy.deepcopy(doc)
+    cut["violations"]["H4"]["path"] = cut["violations"]["H4"]["path"][:-1]  # before the stop began
+    d, store = _verdict_with(tmp_path, cut, "H4", LATEST)
+    assert (d.verdict, d.method, store.used) == ("violated", "breadth-first search", [])
+
+
+def test_default_prove_includes_the_data_path(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "--variant", LATEST, "--property", "H1", "--property", "H2", "--json", "-"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(r["model"], r["property"], r["verdict"]) for r in doc["results"]] == \
+        [("datapath", "H1", "violated"), ("datapath", "H2", "proved")]
+    assert doc["counts"]["datapath"] == 2 and "data path: 2" in doc["summary"]
+    assert main(["prove", "--model", "core", "--variant", LATEST]) == 2  # not a core variant
+
+
+def test_any_size_table_names_every_claim(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "--parametric", "--model", "datapath"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    claims = list(dict.fromkeys(r.prop for r in ROWS))
+    for c in claims:
+        (ln,) = [x for x in out if x.strip().startswith(c + " ")]
+        assert "bounded only: " in ln
+    assert out[-1] == f"spmcheck: {len(claims)} data-path claims: 0 proved for any size, {len(claims)} bounded only"

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from spmcheck.checker.cli import main as cli_main
-from spmcheck.checker.render.envelope import SCHEMA_PATH
+from spmcheck.checker.render.envelope import SCHEMA_PATH, SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures"
@@ -143,7 +143,61 @@ def test_every_other_command_json_validates(tmp_path: Path, capsys: pytest.Captu
     for name, doc in docs.items():
         _valid(doc)
         assert doc["command"] == name.split("-unknown")[0], name
-    bad = dict(docs["list"], schema_version=2)
+    bad = dict(docs["list"], schema_version=SCHEMA_VERSION + 1)  # a version this schema does not describe
     with pytest.raises(jsonschema.ValidationError):
         _valid(bad)
     capsys.readouterr()
+
+
+def test_datapath_json_sarif_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The data path through the same formats: envelope (schema 2, a `datapath` object per
+    result), SARIF located at the claim's definition, JUnit counts equal the table."""
+    out = {k: tmp_path / f"d.{k}" for k in ("json", "sarif", "xml")}
+    assert cli_main(["prove", "--model", "datapath", "--variant", "2a7bb457", "--variant", "ee045e38",
+                     "--property", "H1", "--property", "H2b", "--property", "H4", "--json", str(out["json"]),
+                     "--sarif", str(out["sarif"]), "--junit", str(out["xml"])]) == 0
+    text = capsys.readouterr().out.splitlines()
+    doc = json.loads(out["json"].read_text())
+    _valid(doc)
+    assert doc["summary"] == text[-1]
+    got = {(r["variant"], r["property"]): r for r in doc["results"]}
+    assert {r["model"] for r in doc["results"]} == {"datapath"} and len(got) == 6
+    assert got[("2a7bb457", "H1")]["datapath"]["claim"] == "batched-not-serialized"
+    h4 = got[("2a7bb457", "H4")]
+    assert h4["datapath"]["kind"] == "progress" and h4["datapath"]["waits"] and h4["counterexample"]
+    assert got[("2a7bb457", "H2b")]["verdict"] == "proved" and got[("2a7bb457", "H2b")]["datapath"]["states"] > 0
+    sarif = json.loads(out["sarif"].read_text())
+    _sarif_valid(sarif)
+    (run,) = sarif["runs"]
+    h1 = next(r for r in run["results"] if r["ruleId"] == "datapath/H1")
+    loc = h1["locations"][0]["physicalLocation"]
+    src = (ROOT / loc["artifactLocation"]["uri"]).read_text().splitlines()
+    assert "b.invariant(H1," in src[loc["region"]["startLine"] - 1]
+    assert h1["codeFlows"] and h1["level"] == "note"
+    xml = ET.fromstring(out["xml"].read_text())
+    (suite,) = xml
+    assert suite.get("name") == "spmcheck prove datapath"
+    assert (int(suite.get("tests", "0")), int(suite.get("failures", "0"))) == (6, 0)
+    cells = sum(len(ln.split()) - 2 for ln in text[2:5])  # the table's cells (row, scope, one per revision)
+    assert cells // 2 == 6  # "violated (5)" and "proved [n]" are two words each
+
+
+def test_datapath_mismatch_in_junit_sarif_github() -> None:
+    from spmcheck.checker.render.github import prove_annotations
+    from spmcheck.checker.render.junit import prove_junit
+    from spmcheck.checker.render.records import make_run
+    from spmcheck.checker.render.sarif import prove_sarif
+    from tests.test_report_text import datapath_records
+
+    run = make_run([], [], "", "", {}, datapath=datapath_records(flip=("H6", "2a7bb457")))
+    assert run.exit_code == 1
+    xml = ET.fromstring(prove_junit(run))
+    assert int(xml.get("tests", "0")) == len(run.pairs) and int(xml.get("failures", "0")) == 1
+    (bad,) = [c for c in xml.iter("testcase") if c.find("failure") is not None]
+    assert (bad.get("classname"), bad.get("name")) == ("spmcheck.prove.datapath.2a7bb457", "H6")
+    sarif = prove_sarif(run)
+    _sarif_valid(sarif)
+    errs = [r for r in sarif["runs"][0]["results"] if r["level"] == "error"]
+    assert [r["ruleId"] for r in errs] == ["datapath/H6"]
+    (ann,) = [a for a in prove_annotations(run) if a.startswith("::error")]
+    assert ann.startswith("::error file=spec/datapath/protocol.py,line=") and "H6" in ann

@@ -101,3 +101,25 @@ def test_report_cli_from_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     for doc in (json.loads(rj.read_text()), json.loads((out / "prove.json").read_text())):
         jsonschema.Draft202012Validator(schema).validate(doc)
     assert cli_main(["report", "--from-json", str(tmp_path / "nope.json"), "-o", str(out)]) == 2
+
+
+def test_report_has_the_data_path_matrix_and_a_lane_per_its_counterexamples() -> None:
+    from tests.test_report_text import datapath_records
+
+    dp = datapath_records()
+    run = make_run([], [], "", "", {}, datapath=dp)
+    html = html_report.render(ReportData(run, (), (), {}))
+    assert 'data-model="datapath"' in html
+    ncex = sum(d.verdict == "violated" for d in dp)
+    assert len(re.findall(r'<svg[^>]*class="swimlane"', html)) == ncex
+    assert html.count('id="cex-datapath-') >= ncex
+    md = markdown.render(ReportData(run, (), (), {}))
+    assert "| row | scope | ee045e38 |" in md and md.count("<details><summary>datapath ") == ncex
+    back = run_from_envelope(json.loads(env.dumps(env.envelope("prove", run.exit_code, prove_summary(run),
+                                                               env.prove_results(run), {}, {}))))
+    import dataclasses
+
+    def same(pairs: tuple) -> list:  # seconds live in `timings`, not in results
+        return [dataclasses.replace(p, result=dataclasses.replace(p.result, seconds=0.0)) for p in pairs]
+
+    assert same(back.pairs) == same(run.pairs)  # the data path's rows survive the JSON round trip

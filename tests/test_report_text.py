@@ -59,6 +59,46 @@ def default_records(flip: tuple[str, str] | None = None) -> tuple[list[ProofResu
     return core, lc
 
 
+def datapath_records(flip: tuple[str, str] | None = None) -> list[object]:
+    """A data-path verdict for every (row, revision), each its expectation (or, for `flip` =
+    (row, revision), the other one), with a small made-up counterexample — no search involved."""
+    from spmcheck.spec.datapath.variants import DVARIANTS
+    from spmcheck.spec.datapath.verdicts import ROWS, SCOPES, DVerdict, Event
+
+    ev = (Event(1, "q0", "queue_create", (("agent", 0),), (("alive.q0", "0", "1"), ("pc.q0", "0", "1"))),
+          Event(2, "c0", "context_start", (("agent", 0),), (("slot.c0", "0", "1"),)),
+          Event(3, "q0", "write_begin", (("agent", 0), ("batched", True)), (("bat.q0", "0", "1"),)))
+    out = []
+    for row in ROWS:
+        for v in DVARIANTS.values():
+            e = row.expect(v)
+            got = e if (row.id, v.name) != flip else ("violated" if e == "proved" else "proved")
+            out.append(DVerdict(row.id, row.prop, row.kind, v.name, row.scope, SCOPES[row.scope].describe(), got, e,
+                                row.why, 3 if got == "violated" else None, 100, 0.5, row.witness, True, row.finding,
+                                "it fails" if got == "violated" else "", ev if got == "violated" else (),
+                                ("c0 interposition_sync: waits",) if row.kind == "progress" and got == "violated"
+                                else (), True, 2))
+    return out
+
+
+def test_the_data_path_adds_two_lines_to_the_brief_output() -> None:
+    core, lc = default_records()
+    dp = datapath_records()
+    without = brief(make_run(core, lc, CORE_SIZE, LC_SIZE, {}))
+    run = make_run(core, lc, CORE_SIZE, LC_SIZE, {}, datapath=dp)
+    lines = brief(run)
+    assert len(lines) == len(without) + 2  # the main job stays about one screen
+    assert lines[:len(without) - 1] == without[:-1]  # core and lifecycle text unchanged
+    assert lines[-1] == prove_summary(run)
+    assert lines[-1].startswith(f"spmcheck: {len(core) + len(lc) + len(dp)} verdicts as expected (")
+    assert f"data path: {len(dp)}, bounded" in lines[-1]
+    latest = [d for d in dp if d.variant == "2a7bb457"]
+    assert lines[-2].split("; proved ")[1].split() == [d.row for d in latest if d.verdict == "proved"]
+    assert max(len(ln) for ln in lines) <= 130
+    v = verbose(run)
+    assert any(ln.strip().startswith("2a7bb457+gate-fix ") for ln in v)  # the matrix with -v
+
+
 def test_default_brief_output_fits_one_screen_and_ends_with_the_summary() -> None:
     core, lc = default_records()
     run = make_run(core, lc, CORE_SIZE, LC_SIZE, {})

@@ -1,9 +1,13 @@
 """One versioned JSON envelope for every command (schema: checker/render/envelope.schema.json).
 
-    {"format": "spmcheck-result", "schema_version": 1, "spmcheck_version": "...",
+    {"format": "spmcheck-result", "schema_version": 2, "spmcheck_version": "...",
      "command": "prove" | "prove-parametric" | "check" | "cex" | "record" | "list" | "report",
      "exit_code": N, "ok": bool, "summary": "spmcheck: ...", "counts": {...},
      "config": {...}, "results": [...], "timings": {...}?}
+
+schema_version changes whenever a consumer validating against the previous schema would reject
+or misread a new envelope: 2 added the data path (model "datapath", its `datapath` object on
+prove results, the `datapath` count).
 
 Timings never sit inside `results`: every `seconds` field is moved to `timings` (keyed by the
 JSON path it came from) and `timings` is only written with --timings, so the JSON of two runs on
@@ -15,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FORMAT = "spmcheck-result"
 SCHEMA_PATH = Path(__file__).with_name("envelope.schema.json")
 
@@ -65,13 +69,16 @@ def dumps(doc: dict[str, Any]) -> str:
 
 
 def prove_results(run: Any) -> list[dict[str, Any]]:
-    """spmcheck prove: ProofResult.to_json() per pair plus model, label, finding, any-size status."""
+    """spmcheck prove: ProofResult.to_json() per pair plus model, label, finding, any-size status;
+    a data-path pair also its `datapath` object (claim, kind, scope, states or length, waits)."""
     from spmcheck.spec.names import label
 
     out = []
     for p in run.pairs:
         d = p.result.to_json()
         d.update(model=p.model, label=label(p.result.property), finding=p.finding, any_size_status=p.any_size)
+        if p.row is not None:
+            d["datapath"] = p.row.to_json()
         out.append(d)
     return out
 

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from spmcheck.spec.names import label
 
-from .locations import property_location
+from .locations import pair_location
 from .records import ProveRun
 
 
@@ -35,7 +35,7 @@ def prove_annotations(run: ProveRun) -> list[str]:
     out = []
     for p in run.pairs:
         r = p.result
-        path, line = property_location(r.property, p.model)
+        path, line = pair_location(p)
         title = f"spmcheck {p.model} {r.variant} / {label(r.property)}"
         if r.verdict == "unknown":
             out.append(annotation("warning", f"{r.property}: unknown, expected {r.expected}: {r.reason}", path, line,

@@ -61,6 +61,33 @@ def matrix(pairs: Sequence[Pair], cols: Sequence[str], model: str) -> str:
     return f'<table class="matrix" data-model="{model}"><tr><th>variant</th>{head}</tr>{rows}</table>'
 
 
+def datapath_matrix(pairs: Sequence[Pair]) -> str:
+    """The data path's hazard rows x revisions, as `spmcheck prove --model datapath` prints it:
+    counterexample steps or states explored, each row at its own scope."""
+    from spmcheck.spec.datapath.verdicts import ROWS
+
+    by = {(p.result.property, p.result.variant): p for p in pairs}
+    variants = list(dict.fromkeys(p.result.variant for p in pairs))
+    rows = [r for r in ROWS if any(p.result.property == r.id for p in pairs)]
+
+    def cell(p: Pair | None) -> str:
+        if p is None or p.row is None:
+            return '<td class="none"></td>'
+        r = p.result
+        cls = [r.verdict] + ([] if r.matches else ["mismatch"])
+        text = (f"violated ({p.row.length} steps)" if r.verdict == "violated" else
+                f"proved ({p.row.states} states)" if r.verdict == "proved" else r.verdict)
+        tip = (f"{r.variant} / {r.property} ({p.row.claim}): {r.verdict}, expected {r.expected}; {r.method}; "
+               f"{r.bound}" + (f"; {r.reason}" if r.reason else "") + f"; expectation: {r.source}")
+        anchor = f' <a href="#cex-{p.model}-{r.variant}-{r.property}">cex</a>' if r.counterexample else ""
+        return f'<td class="{" ".join(cls)}" title="{escape(tip)}">{escape(text)}{anchor}</td>'
+
+    head = "".join(f"<th>{escape(v)}</th>" for v in variants)
+    body = "".join(f'<tr><th title="{escape(r.prop)}">{escape(r.id)}</th><td>{escape(r.scope)}</td>'
+                   + "".join(cell(by.get((r.id, v))) for v in variants) + "</tr>" for r in rows)
+    return f'<table class="matrix" data-model="datapath"><tr><th>row</th><th>scope</th>{head}</tr>{body}</table>'
+
+
 def _meanings(run: ProveRun) -> str:
     from spmcheck.spec.lifecycle.properties import LPROPERTIES
     from spmcheck.spec.properties import PROPERTIES
@@ -72,6 +99,13 @@ def _meanings(run: ProveRun) -> str:
         if key in seen:
             continue
         seen.add(key)
+        if p.model == "datapath":
+            from spmcheck.checker.datapath_cli import row_meaning
+
+            claim, summary, source = row_meaning(p.result.property)
+            rows.append(f"<tr><td>datapath</td><td>{escape(p.result.property)}</td><td><code>{escape(claim)}</code></td>"
+                        f"<td>{escape(summary)}</td><td>{escape(source)}</td></tr>")
+            continue
         prop = (PROPERTIES if p.model == "core" else LPROPERTIES).get(p.result.property)
         if prop is None:
             continue
@@ -198,6 +232,17 @@ def render(data: ReportData) -> str:
     if lc_main:
         body += [f"<h3>SPM context lifecycle ({escape(run.lifecycle_size)})</h3>",
                  matrix(lc_main, lifecycle_cols(lc_main), "lifecycle")]
+    dp = run.model("datapath")
+    if dp:
+        from spmcheck.spec.datapath.verdicts import SCOPES
+
+        scopes = list(dict.fromkeys(p.row.scope for p in dp if p.row is not None))
+        body += ["<h3>Data path: audit hazards × revision (exhaustive breadth-first search at each row's scope)</h3>",
+                 datapath_matrix(dp),
+                 '<p class="legend">violated (n steps): the shortest counterexample; proved (n states): every '
+                 "reachable state at the row's scope was explored, a proof at that scope only. Scopes: "
+                 + "; ".join(f"<b>{escape(s)}</b> {escape(SCOPES[s].describe())}" for s in scopes if s in SCOPES)
+                 + ".</p>"]
     body.append('<p class="legend">proved, any size: parametric inductive proof for any number of agents and '
                 "threads; proved (this size): inductive invariant at the stated size; violated on a known-bad "
                 "variant is the expected outcome (the bug is caught; follow <i>cex</i>); a red outline marks a "

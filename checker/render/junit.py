@@ -36,7 +36,7 @@ def _dump(root: ET.Element) -> str:
 
 def prove_junit(run: ProveRun) -> str:
     root = ET.Element("testsuites", name="spmcheck prove")
-    for model in ("core", "lifecycle"):
+    for model in ("core", "lifecycle", "datapath"):
         cases = []
         for p in run.model(model):
             r = p.result

@@ -68,8 +68,30 @@ _LIFECYCLE: tuple[tuple[str, str], ...] = (
 _COMPILED = {m: [(re.compile(p + r"\Z"), t) for p, t in table] for m, table in (("core", _CORE), ("lifecycle", _LIFECYCLE))}
 
 
+def _datapath() -> list[tuple[re.Pattern[str], str]]:
+    """The data path's legend, from its one definition: each state function's key template
+    (`st.{0}.{1}`) and the words it was declared with, its arguments named by their sorts."""
+    from spmcheck.spec.datapath.protocol import Scope, definition
+    from spmcheck.spec.datapath.variants import DVARIANTS, LATEST
+
+    out: list[tuple[re.Pattern[str], str]] = [(re.compile(r"pc\.(\w+)\Z"), "program counter of thread {0} (its step label)")]
+    for f in definition(DVARIANTS[LATEST], Scope(tracers=1, destroy=True)).funcs:
+        if f.key.startswith("pc.") or not f.doc:
+            continue
+        rx = re.escape(f.key)
+        for i in range(len(f.args)):
+            rx = rx.replace(re.escape("{%d}" % i), r"(\w+)")
+        # groups come in the order the key writes the arguments (fb.{2}.{0}.{1})
+        order = sorted(range(len(f.args)), key=lambda i: f.key.index("{%d}" % i))
+        where = ", ".join(f"{a.name} {{{order.index(i)}}}" for i, a in enumerate(f.args))
+        out.append((re.compile(rx + r"\Z"), f.doc.replace("{", "{{").replace("}", "}}") + (f" ({where})" if where else "")))
+    return out
+
+
 def meaning(name: str, model: str = "core") -> str | None:
-    """What state variable `name` of `model` ('core' | 'lifecycle') stands for, or None."""
+    """What state variable `name` of `model` ('core' | 'lifecycle' | 'datapath') stands for, or None."""
+    if model not in _COMPILED:
+        _COMPILED[model] = _datapath()
     for rx, text in _COMPILED[model]:
         m = rx.match(name)
         if m:

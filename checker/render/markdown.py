@@ -35,6 +35,27 @@ def matrix(pairs: Sequence[Pair], cols: Sequence[str]) -> list[str]:
     return out
 
 
+def datapath_matrix(pairs: Sequence[Pair]) -> list[str]:
+    from spmcheck.spec.datapath.verdicts import ROWS
+
+    by = {(p.result.property, p.result.variant): p for p in pairs}
+    variants = list(dict.fromkeys(p.result.variant for p in pairs))
+    rows = [r for r in ROWS if any(p.result.property == r.id for p in pairs)]
+
+    def cell(p: Pair | None) -> str:
+        if p is None or p.row is None:
+            return ""
+        r = p.result
+        txt = (f"violated ({p.row.length})" if r.verdict == "violated" else
+               f"proved [{p.row.states}]" if r.verdict == "proved" else "**unknown**")
+        return txt if r.matches else f"**{txt} (expected {r.expected})**"
+
+    out = ["| row | scope | " + " | ".join(variants) + " |", "|---" * (len(variants) + 2) + "|"]
+    out += [f"| {r.id} | {r.scope} | " + " | ".join(cell(by.get((r.id, v))) for v in variants) + " |" for r in rows]
+    return out + ["", "(n) counterexample steps, shortest; [n] reachable states, all explored (a proof at that "
+                      "scope only)."]
+
+
 def final_sentence(run: ProveRun) -> str:
     c = prove_counts(run)
     if not c.final_total:
@@ -50,6 +71,11 @@ def final_sentence(run: ProveRun) -> str:
 def _summary_of(prop: str, model: str) -> str:
     from spmcheck.spec.lifecycle.properties import LPROPERTIES
     from spmcheck.spec.properties import PROPERTIES
+
+    if model == "datapath":
+        from spmcheck.checker.datapath_cli import row_meaning
+
+        return row_meaning(prop)[1]
 
     p = (PROPERTIES if model == "core" else LPROPERTIES).get(prop)
     return p.summary if p is not None else prop
@@ -108,7 +134,11 @@ def render(data: ReportData) -> str:
         out += ["", f"Core model ({run.core_size}):", ""] + matrix(core, cols)
     if lc_main:
         out += ["", f"SPM context lifecycle ({run.lifecycle_size}):", ""] + matrix(lc_main, lifecycle_cols(lc_main))
-    used = list(dict.fromkeys(p.result.property for p in run.pairs if not p.finding))
+    dp = run.model("datapath")
+    if dp:
+        out += ["", "Data path, audit hazards × revision (each row at its own scope; `spmcheck prove --model "
+                "datapath` lists the scopes):", ""] + datapath_matrix(dp)
+    used = list(dict.fromkeys(p.result.property for p in run.pairs if not p.finding and p.model != "datapath"))
     out += ["", "Properties: " + "; ".join(f"**{label(c)}** `{c}`" for c in used) + ". "
             "*violated* on a known-bad variant is the expected outcome: the bug is caught with a counterexample."]
     from .prove_text import problems

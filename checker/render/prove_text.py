@@ -98,9 +98,34 @@ def brief(run: ProveRun, timings: bool = False) -> list[str]:
             what = what.split(": ", 1)[1] if what.startswith("residual") and ": " in what else what
             mark = "" if p.result.matches else f"  [{p.result.verdict}, not as expected]"
             out.append(f"  {p.result.property.ljust(w)}  {_first_line(what + mark, 114 - w)}")
+    out += datapath_block(run)
     out += problems(run)
     out.append(prove_summary(run, timings))
     return out
+
+
+def datapath_block(run: ProveRun, full: bool = False) -> list[str]:
+    """The data path's part of the default text: one line per run (the main job stays one screen)
+    naming what the latest revision violates and proves, or with `full` (-v) the revisions x
+    rows matrix with short cells; `--model datapath` prints the full table with its scopes."""
+    pairs = run.model("datapath")
+    if not pairs:
+        return []
+    from spmcheck.checker.datapath_cli import compact
+    from spmcheck.spec.datapath.variants import LATEST
+
+    if full:
+        return (["\ndata path: audit hazards x revision, each row at its own scope (vN counterexample of N steps, "
+                 "p proved there; bounded)"] + ["  " + ln for ln in compact(pairs)])
+    latest = [p for p in pairs if p.result.variant == LATEST] or pairs
+    v = latest[0].result.variant
+    mine = [p for p in latest if p.result.variant == v]
+    viol = " ".join(p.result.property for p in mine if p.result.verdict == "violated")
+    proved = " ".join(p.result.property for p in mine if p.result.verdict == "proved")
+    rows, revs = len({p.result.property for p in pairs}), len({p.result.variant for p in pairs})
+    first = (f"data path, {'latest revision ' if v == LATEST else ''}{v} ({rows} hazard row{'s' * (rows != 1)} x "
+             f"{revs} revision{'s' * (revs != 1)}, bounded: spmcheck prove --model datapath):")
+    return [first] + wrap(f"violated {viol or '-'}; proved {proved or '-'}", "  ", 128)
 
 
 def questions(run: ProveRun) -> list[str]:
@@ -146,6 +171,10 @@ def verbose(run: ProveRun, timings: bool = False) -> list[str]:
     """The brief text, then per pair: method, depth, any-size status, notes, witnesses, and every
     counterexample as thread columns with start state, failing step and legend."""
     out = brief(run, timings)[:-1]
+    dp = datapath_block(run)
+    if dp:  # the matrix instead of the one-line form
+        at = out.index(dp[0])
+        out[at:at + len(dp)] = datapath_block(run, full=True)
     out.append("\nevery pair:")
     head = ("model", "variant", "property", "verdict", "expected", "any size / bounded", "depth covered", "method") + (
         ("seconds",) if timings else ())

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from spmcheck.spec.results import CexStep, ProofResult, WitnessResult
 
-from .records import Pair, ProveRun
+from .records import DatapathRow, Pair, ProveRun
 
 SPEC_DIR = Path(__file__).resolve().parent.parent.parent / "spec"
 
@@ -70,7 +70,12 @@ def run_from_envelope(doc: dict[str, Any]) -> ProveRun:
                    for w in d["witnesses"])
         r = ProofResult(d["variant"], d["property"], d["verdict"], d["expected"], d["method"], d["bound"],
                         d["any_size"], float(secs.get(f"/results/{i}/seconds", 0.0)), cex, ws, d["reason"], d["source"])
-        pairs.append(Pair(d["model"], r, d["any_size_status"], d["finding"]))
+        row = None
+        if isinstance(d.get("datapath"), dict):
+            x = d["datapath"]
+            row = DatapathRow(x["claim"], x["kind"], x["scope"], x["scope_text"], x["states"], x["length"],
+                              tuple(x["waits"]), x["clean"])
+        pairs.append(Pair(d["model"], r, d["any_size_status"], d["finding"], row))
     cfg = doc.get("config", {})
     core = Config(**cfg["core"]).describe() if "core" in cfg else ""
     lc = LConfig(**cfg["lifecycle"]).describe() if "lifecycle" in cfg else ""

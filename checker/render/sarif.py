@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from spmcheck.spec.names import label
 
 from .envelope import version
-from .locations import property_location, variant_location
+from .locations import pair_location, variant_location
 from .records import Pair, ProveRun
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -42,6 +42,22 @@ def _loc(path: str, line: int, col: int = 0, message: str = "") -> dict[str, Any
     if message:
         out["message"] = {"text": message}
     return out
+
+
+def _datapath_rule(pair: Pair) -> dict[str, Any]:
+    """A data-path row as a rule: the claim it decides (its text in the definition) and its scope."""
+    from spmcheck.checker.datapath_cli import row_meaning
+    from spmcheck.spec.datapath.verdicts import ROWS
+
+    row = pair.row
+    assert row is not None
+    spec = next(r for r in ROWS if r.id == pair.result.property)
+    _, summary, source = row_meaning(spec.id)
+    return {"id": f"datapath/{spec.id}", "name": row.claim, "shortDescription": {"text": summary[:200]},
+            "fullDescription": {"text": f"{summary} (source: {source}; decided at scope {row.scope}: "
+                                        f"{row.scope_text})"},
+            "properties": {"label": spec.id, "model": "datapath", "kind": row.kind, "scope": row.scope,
+                           "finding": spec.finding}}
 
 
 def _rule(prop: str, model: str) -> dict[str, Any]:
@@ -88,9 +104,10 @@ def prove_sarif(run: ProveRun) -> dict[str, Any]:
     for p in run.pairs:
         r = p.result
         rid = f"{p.model}/{r.property}"
-        rules.setdefault(rid, _rule(r.property, p.model))
+        if rid not in rules:
+            rules[rid] = _datapath_rule(p) if p.row is not None else _rule(r.property, p.model)
         kind, level = _level(p)
-        path, line = property_location(r.property, p.model)
+        path, line = pair_location(p)
         vpath, vline = variant_location(r.variant, p.model)
         what = (f"{p.model} {r.variant}: {r.property} ({label(r.property)}) {r.verdict}, expected {r.expected}"
                 + (f"; {r.reason}" if r.reason else ""))
@@ -101,6 +118,8 @@ def prove_sarif(run: ProveRun) -> dict[str, Any]:
             "properties": {"model": p.model, "variant": r.variant, "verdict": r.verdict, "expected": r.expected,
                            "finding": p.finding, "any_size": p.any_size},
         }
+        if p.row is not None:
+            res["properties"]["datapath"] = p.row.to_json()
         if r.counterexample:
             res["codeFlows"] = _code_flow(p)
         results.append(res)

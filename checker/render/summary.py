@@ -21,9 +21,13 @@ class ProveCounts:
     final_total: int
     caught: int  # known-bad pairs whose bug was found (expected violated, violated)
     findings: int  # residual-risk findings shown with a counterexample
+    datapath: int = 0  # of `total`, the data path's (hazard row, revision) verdicts
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        if not self.datapath:
+            del d["datapath"]  # a run without the data path keeps its counts as before
+        return d
 
 
 def prove_counts(run: ProveRun) -> ProveCounts:
@@ -37,7 +41,8 @@ def prove_counts(run: ProveRun) -> ProveCounts:
         unreachable=sum(w.verdict == "unreachable" for p in rs for w in p.result.witnesses),
         final_any=sum(p.any for p in final), final_total=len(final),
         caught=sum(p.result.expected == "violated" and p.result.verdict == "violated" and not p.finding for p in rs),
-        findings=sum(p.finding and p.result.verdict == "violated" for p in rs))
+        findings=sum(p.finding and p.result.verdict == "violated" for p in rs),
+        datapath=sum(p.model == "datapath" for p in rs))
 
 
 def _took(seconds: float, timings: bool) -> str:
@@ -55,6 +60,8 @@ def prove_summary(run: ProveRun, timings: bool = False) -> str:
         detail.append(f"{c.caught} known bug{'s' if c.caught != 1 else ''} caught")
     if c.findings:
         detail.append(f"{c.findings} finding{'s' if c.findings != 1 else ''}")
+    if c.datapath:
+        detail.append(f"data path: {c.datapath}, bounded")
     bad = [p for p in run.pairs if not p.result.matches]
     if not bad and not c.unreachable:
         return (f"spmcheck: {c.total} verdict{'s' if c.total != 1 else ''} as expected"

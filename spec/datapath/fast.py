@@ -56,10 +56,29 @@ def closed(u: Universe, index: dict[str, int], e: Expr, name: str = "pred") -> S
     return _build(f"def f(s):\n    return {PyCompiler(u, {}, index).expr(lift(e)).text()}\n", name)
 
 
-def instance(u: Universe, index: dict[str, int], act: LAction, thread: Any, env: dict,
-             pc_key: str, pc_value: int) -> tuple[StateFn, StateFn, list[tuple[str, str, StateFn]]]:
-    """(enabled, successor, checks) of one action instance over tuple states; the program counter
-    test is left to the caller's bucket."""
+class InstanceText:
+    """The generated source of one action instance over tuple states: its enabling condition (the
+    program counter test left to the caller), its successor body, its step checks."""
+
+    def __init__(self, tag: str, enabled: str, succ_body: str, checks: list[tuple[str, str, str]]) -> None:
+        self.tag = tag
+        self.enabled_src = enabled
+        self.succ_body = succ_body
+        self.checks_src = checks
+
+    def enabled(self) -> StateFn:
+        return _build(f"def f(s):\n    return {self.enabled_src}\n", self.tag)
+
+    def succ(self) -> StateFn:
+        return _build(f"def f(s):\n    l = list(s)\n{self.succ_body}    return tuple(l)\n", self.tag)
+
+    def checks(self) -> list[tuple[str, str, StateFn]]:
+        return [(name, why, _build(f"def f(s):\n    return {src}\n", self.tag)) for name, why, src in self.checks_src]
+
+
+def instance_text(u: Universe, index: dict[str, int], act: LAction, thread: Any, env: dict,
+                  pc_key: str) -> InstanceText:
+    """The source of one action instance over tuple states (see `InstanceText`)."""
     from ..lang.finite import _text
 
     env = {**env, **dict(act.consts), act.thread.name: thread}
@@ -77,11 +96,35 @@ def instance(u: Universe, index: dict[str, int], act: LAction, thread: Any, env:
             target, value = up
             upd[index[c.key(target)]] = c.expr(lift(value), target.func.dom).text()
     if act.goto is not None:
-        pc = act.role  # the pc key is given by the caller
-        upd[index[pc_key]] = c.expr(act.goto, u.proto.pc[pc.name].dom).text()
+        upd[index[pc_key]] = c.expr(act.goto, u.proto.pc[act.role.name].dom).text()
     body = "".join(f"    l[{i}] = {v}\n" for i, v in upd.items())
-    succ = _build(f"def f(s):\n    l = list(s)\n{body}    return tuple(l)\n", tag)
-    enabled = _build(f"def f(s):\n    return {en.text()}\n", tag)
-    checks = [(name, _text(why, env), _build(f"def f(s):\n    return {c.expr(x).text()}\n", tag))
-              for name, why, x in act.checks]
-    return enabled, succ, checks
+    return InstanceText(tag, en.text(), body, [(name, _text(why, env), c.expr(x).text()) for name, why, x in act.checks])
+
+
+def enabled_all(groups: list[tuple[int, list[tuple[int, int, str]]]]) -> Callable[[tuple], list[int]]:
+    """One function for the whole enabled set of a state: per program counter variable (index in
+    the state), per label value, the instances there whose condition holds; groups:
+    [(pc index, [(label value, instance index, condition source)])]. One call per state instead
+    of one per candidate instance: the explorer's inner loop."""
+    lines = ["def f(s):", "    r = []", "    a = r.append"]
+    for pc_i, cands in groups:
+        lines.append(f"    v = s[{pc_i}]")
+        by: dict[int, list[tuple[int, str]]] = {}
+        for val, ii, src in cands:
+            by.setdefault(val, []).append((ii, src))
+        kw = "if"
+        for val, items in sorted(by.items()):
+            lines.append(f"    {kw} v == {val}:")
+            for ii, src in items:
+                lines.append(f"        if {src}: a({ii})" if src != "True" else f"        a({ii})")
+            kw = "elif"
+    lines.append("    return r")
+    return _build("\n".join(lines) + "\n", "enabled")
+
+
+def instance(u: Universe, index: dict[str, int], act: LAction, thread: Any, env: dict,
+             pc_key: str) -> tuple[StateFn, StateFn, list[tuple[str, str, StateFn]]]:
+    """(enabled, successor, checks) of one action instance over tuple states; the program counter
+    test is left to the caller's bucket."""
+    t = instance_text(u, index, act, thread, env, pc_key)
+    return t.enabled(), t.succ(), t.checks()

@@ -649,3 +649,12 @@ def definition(v: DVariant, sc: Scope, mutation: str = "") -> Protocol:
 def dp_of(v: DVariant, sc: Scope) -> DP:
     """The state functions (for predicates written outside the definition: progress, witnesses)."""
     return DP(Builder("datapath/view"), v, sc)
+
+
+def claim_text(name: str) -> tuple[str, str]:
+    """(summary, source) of a claim of the definition, as its builder wrote them (for rules and
+    reports; read from the latest revision at the default scope: the text is the same in all)."""
+    from .variants import DVARIANTS, LATEST
+
+    c = definition(DVARIANTS[LATEST], Scope()).claims[name]
+    return c.summary, c.source

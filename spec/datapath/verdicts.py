@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from ..backend import CONCRETE
 from ..lang.syntax import And, Exists, Expr, Lit, Not, Or, Var
+from .certs import DatapathCerts, definition_hash
 from .explore import Explorer, Graph, first_state, stuck
 from .protocol import (BARS, DRAIN, DRAIN_LABELS, GATE, GRANT, H1, H2, H2B, H3, H5, H6, LATE, P3, PKTS, DP,
                        Scope, definition, dp_of)
@@ -169,12 +170,34 @@ ROWS: list[Row] = [
 ]
 
 
+# The any-size status of each data-path claim: every proof here is bounded (at its rows' scopes),
+# and why it is not tried for any size, one line each (README "Any size vs bounded").
+FIXED = ("fixed sizes: the definition writes 2 packets per write and 2 barrier slots per agent as fixed "
+         "indices and at most 2 queues (the ready FIFO is not stored), so it has no unbounded reading")
+ANY_SIZE: dict[str, str] = {
+    H1: "first-order over queues x packets; fixed sizes; not tried",
+    H2: "_active_kernels = sessions in flight is a count (not first-order); fixed sizes",
+    H2B: "first-order (the fence a dispatch gets); fixed sizes; not tried",
+    GRANT: "grant hand-off follows the serializer's FIFO, which the definition does not store; fixed sizes",
+    H3: "first-order over barrier slots; fixed sizes; not tried",
+    H5: "first-order over queues; fixed sizes; not tried",
+    H6: "at most one hardware session per agent is a count (not first-order); fixed sizes",
+    P3: "first-order over holders; fixed sizes; not tried",
+    DRAIN: "first-order over packets in flight at the drain's return; fixed sizes; not tried",
+    LATE: "first-order over deliveries after the stop returned; fixed sizes; not tried",
+    GATE: "first-order over agents and queues; fixed sizes; not tried",
+    BARRIER_CLEARS: "progress, AG EF (reachability, not first-order): decided on the finite state graph",
+    DRAIN_ENDS: "progress, AG EF (reachability, not first-order): decided on the finite state graph",
+}
+
+
 @dataclass(frozen=True)
 class Event:
     seq: int
     thread: str
     kind: str
     keys: tuple[tuple[str, object], ...]
+    changes: tuple[tuple[str, str, str], ...] = ()  # (state variable, before, after)
 
     def line(self) -> str:
         return " ".join([str(self.seq), self.thread, self.kind] + [f"{k}={_fmt(v)}" for k, v in self.keys])
@@ -206,6 +229,8 @@ class DVerdict:
     waits: tuple[str, ...] = ()  # H4: calls that wait in the stuck state, with the guard they wait on
     # the exported trace breaks no other claim before its last step (else it is the shortest one)
     clean: bool = True
+    witness_steps: int = 0  # steps of the shortest run reaching the witness
+    method: str = "breadth-first search"
 
     @property
     def matches(self) -> bool:
@@ -243,45 +268,91 @@ class Exploration:
 # explorations per (variant, scope, mutation, limit), kept for the process: every row of one
 # scope reads one graph, and `cex` after `prove` (or a test after another) does not search again
 _EXPLORED: dict[tuple[str, str, str, int], Exploration] = {}
+_EXPLORED_BY_DEF: dict[tuple[str, str, str], Explorer] = {}  # (variant, scope, mutation): instances
+_DIGESTS: dict[tuple[str, str, str], str] = {}
+CERT_METHOD = "stored counterexample replayed (certificate)"
 
 
 class Runner:
-    """Verdicts of rows, reading the process-wide explorations."""
+    """Verdicts of rows, reading the process-wide explorations and, in "use" mode, the stored
+    certificates (spec.datapath.certs): a violated row whose certificate replays needs no search;
+    a proved row is always found by exhaustive exploration."""
 
-    def __init__(self, max_states: int = 400_000, mutation: str = "") -> None:
+    def __init__(self, max_states: int = 400_000, mutation: str = "", certs: DatapathCerts | None = None) -> None:
         self.max_states = max_states
         self.mutation = mutation
+        # a mutant's definition has its own hash, so certificates never apply to it by accident
+        self.certs = certs or DatapathCerts("fresh")
 
     @property
     def cache(self) -> dict[tuple[str, str], Exploration]:
         return {(k[0], k[1]): e for k, e in _EXPLORED.items() if k[2:] == (self.mutation, self.max_states)}
 
+    def explorer(self, v: DVariant, scope: str) -> Explorer:
+        """The instances of (v, scope), without a search (what a certificate replays on)."""
+        key = (v.name, scope, self.mutation)
+        if key in _EXPLORED_BY_DEF:
+            return _EXPLORED_BY_DEF[key]
+        sc = SCOPES[scope]
+        ex = _EXPLORED_BY_DEF[key] = Explorer(definition(v, sc, self.mutation), sc.sizes())
+        return ex
+
     def exploration(self, v: DVariant, scope: str) -> Exploration:
         key = (v.name, scope, self.mutation, self.max_states)
         if key not in _EXPLORED:
-            sc = SCOPES[scope]
             t0 = time.perf_counter()
-            ex = Explorer(definition(v, sc, self.mutation), sc.sizes())
+            ex = self.explorer(v, scope)
             try:
                 g: Graph | None = ex.explore(self.max_states)
             except RuntimeError:
                 g = None
-            _EXPLORED[key] = Exploration(ex, g, time.perf_counter() - t0, dp_of(v, sc))
+            _EXPLORED[key] = Exploration(ex, g, time.perf_counter() - t0, dp_of(v, SCOPES[scope]))
         return _EXPLORED[key]
 
-    def verdict(self, row: Row, v: DVariant, clean: bool = True) -> DVerdict:
-        """The row's verdict for `v`; `clean`: also search a counterexample that breaks no other
-        claim before its last step (a second, pruned exploration) for the exported trace."""
+    def digest(self, v: DVariant, scope: str) -> str:
+        key = (v.name, scope, self.mutation)
+        if key not in _DIGESTS:
+            sc = SCOPES[scope]
+            d = dp_of(v, sc)
+            extra = [f"{r.id} witness {r.witness_expr(d, sc)!r}" for r in ROWS if r.scope == scope]
+            extra += [f"{p} {lab} {pend!r} {goal!r}" for p, prog in PROGRESS.items()
+                      for lab, pend, goal in prog.cases(d, sc)]
+            _DIGESTS[key] = definition_hash(definition(v, sc, self.mutation), sc.sizes(), extra)
+        return _DIGESTS[key]
+
+    def _base(self, row: Row, v: DVariant) -> dict[str, Any]:
         sc = SCOPES[row.scope]
-        e = self.exploration(v, row.scope)
-        base = dict(row=row.id, prop=row.prop, kind=row.kind, variant=v.name, scope=row.scope,
+        return dict(row=row.id, prop=row.prop, kind=row.kind, variant=v.name, scope=row.scope,
                     scope_text=sc.describe(), expected=row.expect(v), why=row.why, witness=row.witness,
                     finding=row.finding)
+
+    def verdict(self, row: Row, v: DVariant, clean: bool = True) -> DVerdict:
+        """The row's verdict for `v`; `clean`: also find a counterexample that breaks no other
+        claim before its last step (a second, pruned exploration, or its certificate) for the
+        exported trace."""
+        got = self._from_certificate(row, v, clean)
+        if got is not None:
+            return got
+        return self._from_search(row, v, clean)
+
+    # ---- from a search ---------------------------------------------------------------------
+    def _from_search(self, row: Row, v: DVariant, clean: bool) -> DVerdict:
+        sc = SCOPES[row.scope]
+        e = self.exploration(v, row.scope)
+        base = self._base(row, v)
         if e.graph is None:
             return DVerdict(verdict="unknown", length=None, states=self.max_states, seconds=e.seconds,
                             witness_reached=False, **base)
         g, ex = e.graph, e.explorer
-        reached = first_state(g, ex.closed(row.witness_expr(e.dp, sc), "witness")) is not None
+        wi = first_state(g, ex.closed(row.witness_expr(e.dp, sc), "witness"))
+        reached = wi is not None
+        digest = self.digest(v, row.scope)
+        wsteps = 0
+        if wi is not None:
+            wpath = g.path_to(wi)
+            wsteps = len(wpath)
+            self.certs.put(v.name, row.scope, digest, "witnesses", row.id,
+                           {"path": [ex.instances[ii].describe() for _, ii in wpath]})
         path: list[tuple[int, int]] | None = None
         failing, waits = "", ()
         if row.kind == "invariant":
@@ -300,27 +371,37 @@ class Runner:
             for label, pending, goal in prog.cases(e.dp, sc):
                 i, _ = stuck(g, ex.closed(pending, "pending"), ex.closed(goal, "goal"))
                 if i is not None and (path is None or len(g.path_to(i)) < len(path)):
-                    path, failing = g.path_to(i), f"{label} can never {'clear' if 'barrier' in label else 'end'}"
+                    path, failing = g.path_to(i), _never(label)
                     waits = tuple(_waits(ex, g.states[i]))
         if path is None:
             return DVerdict(verdict="proved", length=None, states=len(g.states), seconds=e.seconds,
-                            witness_reached=reached, **base)
-        events, is_clean = tuple(_events(ex, g, path)), row.kind == "progress"
-        if clean and row.kind != "progress":
+                            witness_reached=reached, witness_steps=wsteps, **base)
+        steps = [(g.states[i], ii) for i, ii in path]
+        events, is_clean = tuple(_events(ex, steps)), row.kind == "progress"
+        entry: dict[str, Any] = {"path": [ex.instances[ii].describe() for _, ii in path]}
+        if (clean or self.certs.mode == "update") and row.kind != "progress":
             found = self._clean(ex, row)
-            if found is not None:
-                events = found
-            is_clean = found is not None
+            # None: no such path at this definition (then the shortest one is exported)
+            entry["clean"] = None if found is None else [ex.instances[ii].describe() for _, ii in found]
+            if clean:
+                if found is not None:
+                    events = tuple(_events(ex, found))
+                is_clean = found is not None
+        self.certs.put(v.name, row.scope, digest, "violations", row.id, entry)
         return DVerdict(verdict="violated", length=len(path), states=len(g.states), seconds=e.seconds,
-                        witness_reached=reached, failing=failing, events=events, waits=waits,
-                        clean=is_clean, **base)
+                        witness_reached=reached, witness_steps=wsteps, failing=failing, events=events,
+                        waits=waits, clean=is_clean, **base)
 
-    def _clean(self, ex: Explorer, row: Row) -> tuple[Event, ...] | None:
-        """A shortest counterexample that breaks no other claim before its last step (what the
-        trace checker, which checks every claim, rejects at the last line), if there is one."""
+    def _avoid(self, ex: Explorer, row: Row) -> tuple[tuple[Callable[[tuple], Any], ...], frozenset[str]]:
         inv = tuple(ex.closed(c.expr, n) for n, c in ex.proto.claims.items()
                     if c.kind == "invariant" and c.expr is not None and n != row.prop)
         steps = frozenset(n for n, c in ex.proto.claims.items() if c.kind == "step" and n != row.prop)
+        return inv, steps
+
+    def _clean(self, ex: Explorer, row: Row) -> list[tuple[tuple, int]] | None:
+        """A shortest counterexample that breaks no other claim before its last step (what the
+        trace checker, which checks every claim, rejects at the last line), if there is one."""
+        inv, steps = self._avoid(ex, row)
         try:
             g = ex.explore(self.max_states, inv, steps)
         except RuntimeError:
@@ -333,16 +414,97 @@ class Runner:
         else:
             hit = g.step_fail.get(row.prop)
             path = None if hit is None else g.path_to(hit[0]) + [(hit[0], hit[1])]
-        return None if path is None else tuple(_events(ex, g, path))
+        return None if path is None else [(g.states[i], ii) for i, ii in path]
+
+    # ---- from a certificate ----------------------------------------------------------------
+    def _from_certificate(self, row: Row, v: DVariant, clean: bool) -> DVerdict | None:
+        """The violated verdict a stored counterexample shows, re-executed on the concrete
+        reading; None when there is none, it is stale, or it does not show the violation."""
+        if self.certs.mode != "use":
+            return None
+        digest = self.digest(v, row.scope)
+        entry = self.certs.entry(v.name, row.scope, digest, "violations", row.id)
+        went = self.certs.entry(v.name, row.scope, digest, "witnesses", row.id)
+        if entry is None or went is None:
+            return None
+        sc = SCOPES[row.scope]
+        ex, dp = self.explorer(v, row.scope), dp_of(v, sc)
+        t0 = time.perf_counter()
+        wrun = ex.replay(list(went.get("path", [])))
+        if wrun is None or not ex.closed(row.witness_expr(dp, sc), "witness")(wrun[-1][0]):
+            return None
+        run = ex.replay(list(entry.get("path", [])))
+        if run is None or len(run) < 2:
+            return None
+        shown = self._shows(ex, dp, row, run)
+        if shown is None:
+            return None
+        failing, waits = shown
+        steps = run[:-1]
+        events, is_clean = tuple(_events(ex, steps)), row.kind == "progress"
+        if row.kind != "progress" and clean:
+            crun = ex.replay(list(entry["clean"])) if isinstance(entry.get("clean"), list) else None
+            if crun is not None and self._shows(ex, dp, row, crun) is not None and self._is_clean(ex, row, crun):
+                events, is_clean = tuple(_events(ex, crun[:-1])), True
+            elif "clean" in entry and entry["clean"] is None:
+                is_clean = False  # the search that made the certificate found none: the shortest is shown
+            else:
+                found = self._clean(ex, row)  # no valid stored clean path: search for one
+                if found is not None:
+                    events = tuple(_events(ex, found))
+                is_clean = found is not None
+        self.certs.note_used(v.name, row.scope, f"violation {row.id}")
+        return DVerdict(verdict="violated", length=len(steps), states=0, seconds=time.perf_counter() - t0,
+                        witness_reached=True, witness_steps=len(wrun) - 1, failing=failing, events=events,
+                        waits=waits, clean=is_clean, method=CERT_METHOD, **self._base(row, v))
+
+    def _shows(self, ex: Explorer, dp: DP, row: Row, run: list[tuple[tuple, int]]) -> tuple[str, tuple[str, ...]] | None:
+        """(what fails, calls waiting) if the replayed run breaks the row's claim at its end."""
+        last = run[-1][0]
+        if row.kind == "invariant":
+            claim = ex.proto.claims[row.prop]
+            assert claim.expr is not None
+            return (claim.summary, ()) if not ex.closed(claim.expr, row.prop)(last) else None
+        if row.kind == "step":
+            pre, ii = run[-2]
+            for name, why, chk in ex.instances[ii].checks:
+                if name == row.prop and not chk(pre):
+                    return why, ()
+            return None
+        # progress: the goal is unreachable from the last state (explored from there only)
+        try:
+            g = ex.explore(self.max_states, start=last)
+        except RuntimeError:
+            return None
+        for label, pending, goal in PROGRESS[row.prop].cases(dp, SCOPES[row.scope]):
+            if ex.closed(pending, "pending")(last) and first_state(g, ex.closed(goal, "goal")) is None:
+                return _never(label), tuple(_waits(ex, last))
+        return None
+
+    def _is_clean(self, ex: Explorer, row: Row, run: list[tuple[tuple, int]]) -> bool:
+        """No other claim breaks before the run's last step (the explore(avoid_*) condition)."""
+        inv, steps = self._avoid(ex, row)
+        for n, (s, ii) in enumerate(run[:-1]):
+            if n and not all(f(s) for f in inv):
+                return False
+            if any(name in steps and not chk(s) for name, _, chk in ex.instances[ii].checks):
+                return False
+        return True
 
 
-def _events(ex: Explorer, g: Graph, path: list[tuple[int, int]]) -> list[Event]:
+def _never(label: str) -> str:
+    return f"{label} can never {'clear' if 'barrier' in label else 'end'}"
+
+
+def _events(ex: Explorer, steps: list[tuple[tuple, int]]) -> list[Event]:
     out = []
-    for n, (i, ii) in enumerate(path, 1):
+    for n, (tup, ii) in enumerate(steps, 1):
         inst = ex.instances[ii]
-        s = g.as_dict(i)
+        s = dict(zip(ex.names, tup))
         obs = inst.comp.observed(CONCRETE, s)
-        out.append(Event(n, inst.thread, inst.act.kind, tuple(inst.static.items()) + tuple(obs.items())))
+        after = inst.succ(tup)
+        changes = tuple((name, _fmt(a), _fmt(b)) for name, a, b in zip(ex.names, tup, after) if a != b)
+        out.append(Event(n, inst.thread, inst.act.kind, tuple(inst.static.items()) + tuple(obs.items()), changes))
     return out
 
 
@@ -375,12 +537,16 @@ def trace_definition(variant: str, scope: str) -> Any:
 
 
 def run(variants: list[str] | None = None, rows: list[str] | None = None, mutation: str = "",
-        max_states: int = 400_000) -> list[DVerdict]:
-    r = Runner(max_states, mutation)
+        max_states: int = 400_000, certs: DatapathCerts | str | None = None, clean: bool = True) -> list[DVerdict]:
+    """Verdicts of the selected rows x variants (row order, then variant order); with certs in
+    "update" mode the certificate files are written at the end."""
+    store = certs if isinstance(certs, DatapathCerts) else DatapathCerts(certs or "fresh")
+    r = Runner(max_states, mutation, store)
     out = []
     for row in ROWS:
         if rows and row.id not in rows:
             continue
         for name in variants or list(DVARIANTS):
-            out.append(r.verdict(row, DVARIANTS[name]))
+            out.append(r.verdict(row, DVARIANTS[name], clean))
+    store.flush()
     return out
