@@ -225,6 +225,7 @@ def text(run: Any, verbose: bool, timings: bool) -> list[str]:
 
 
 def cex(args: argparse.Namespace) -> int:
+    from spmcheck.spec.datapath.certs import DatapathCerts
     from spmcheck.spec.datapath.variants import DVARIANTS
     from spmcheck.spec.datapath.verdicts import ROWS, Runner
 
@@ -238,30 +239,55 @@ def cex(args: argparse.Namespace) -> int:
     variants = _variants([args.variant])
     if isinstance(variants, str):
         return _usage(variants)
-    if args.output != "-":
-        bad = output_problem(args.output)
+    for opt, path in (("-o", args.output), ("--json", getattr(args, "json", None))):
+        bad = output_problem(path) if path and path != "-" else None
         if bad:
-            print(f"spmcheck: -o: {bad}", file=sys.stderr)
+            print(f"spmcheck: error: {opt}: {bad}", file=sys.stderr)
             return exitcodes.IO_ERROR
     row = next(r for r in ROWS if r.id == rows[0])
-    from spmcheck.spec.datapath.certs import DatapathCerts
-
     d = Runner(certs=DatapathCerts("fresh" if getattr(args, "fresh", False) else "use")).verdict(
         row, DVARIANTS[args.variant])
     if d.verdict != "violated":
-        print(f"spmcheck: no counterexample: {args.variant} / {row.id} is {d.verdict}", file=sys.stderr)
-        return exitcodes.VIOLATED if d.verdict == "proved" else exitcodes.UNKNOWN
+        summary = f"spmcheck: no counterexample: {args.variant} / {row.id} is {d.verdict}"
+        code = exitcodes.VIOLATED if d.verdict == "proved" else exitcodes.UNKNOWN
+        print(summary, file=sys.stderr)
+        return max(code, _cex_json(args, d, code, summary, None))
     text = d.trace()
+    where = (f"event {len(d.events)}" + (": no thread can move any more (deadlock), it never happens" if
+                                          d.kind == "progress" else "") if d.clean else
+             "a state from which it never happens" if d.kind == "progress" else
+             "an earlier event (another claim breaks on the way)")
+    summary = f"spmcheck: wrote {args.output}: {len(d.events)} events, violates {d.prop} at {where}"
     if args.output == "-":
         sys.stdout.write(text)
+    else:
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            print(f"spmcheck: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+            return exitcodes.IO_ERROR
+        print(summary)
+    return _cex_json(args, d, exitcodes.OK, summary, args.output)
+
+
+def _cex_json(args: argparse.Namespace, d: Any, code: int, summary: str, output: str | None) -> int:
+    """`cex --model datapath --json PATH`: the cex envelope, the verdict as a prove result."""
+    path = getattr(args, "json", None)
+    if not path:
         return exitcodes.OK
-    try:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as e:
-        print(f"spmcheck: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+    from .options import write_text
+    from .render import envelope as env
+    from .render.records import datapath_pair
+
+    p = datapath_pair(d)
+    res = dict(p.result.to_json(), model="datapath", output=output)
+    doc = env.envelope("cex", code, summary, [res], {}, {"events": len(d.events) if output else 0})
+    if path == "-":
+        sys.stdout.write(env.dumps(doc))
+        return exitcodes.OK
+    bad = write_text(path, env.dumps(doc))
+    if bad:
+        print(f"spmcheck: error: {bad}", file=sys.stderr)
         return exitcodes.IO_ERROR
-    where = ("a state from which it never happens" if d.kind == "progress"
-             else f"event {len(d.events)}" if d.clean else "an earlier event (another claim breaks on the way)")
-    print(f"spmcheck: wrote {args.output}: {len(d.events)} events, violates {d.prop} at {where}")
     return exitcodes.OK

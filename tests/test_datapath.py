@@ -92,7 +92,8 @@ def test_a_mutant_is_caught(variant: str, row: str, mutation: str) -> None:
 
 def test_explorer_agrees_with_the_finite_reading() -> None:
     """The explorer's plain-Python compilation (spec/datapath/fast.py) against spec.lang.finite's
-    compile_instance on every state of one scope: the same enabled set, the same successors."""
+    compile_instance on every state of one scope: the same enabled set, the same successors, the
+    same observed values (what the exported traces report)."""
     v, sc = DVARIANTS["ee045e38"], SCOPES["barrier"]
     ex = Explorer(definition(v, sc), sc.sizes())
     g = ex.explore()
@@ -109,6 +110,8 @@ def test_explorer_agrees_with_the_finite_reading() -> None:
                 want = dict(s)
                 want.update(inst.comp.effect(CONCRETE, s))
                 assert inst.succ(tup) == tuple(want[n] for n in ex.names), inst.describe()
+                as_int = lambda d: {k: int(x) if isinstance(x, bool) else x for k, x in d.items()}  # noqa: E731
+                assert as_int(inst.observed(tup)) == as_int(inst.comp.observed(CONCRETE, s)), inst.describe()
 
 
 def test_counterexamples_are_rejected_by_the_v2_checker(tmp_path: Path) -> None:

@@ -180,6 +180,13 @@ def test_datapath_json_sarif_junit(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (int(suite.get("tests", "0")), int(suite.get("failures", "0"))) == (6, 0)
     cells = sum(len(ln.split()) - 2 for ln in text[2:5])  # the table's cells (row, scope, one per revision)
     assert cells // 2 == 6  # "violated (5)" and "proved [n]" are two words each
+    cj = tmp_path / "cex.json"
+    assert cli_main(["cex", "--model", "datapath", "--variant", "2a7bb457", "--property", "H1", "-o",
+                     str(tmp_path / "h1.log"), "--json", str(cj)]) == 0
+    cdoc = json.loads(cj.read_text())
+    _valid(cdoc)
+    assert cdoc["results"][0]["model"] == "datapath" and cdoc["counts"]["events"] == \
+        len((tmp_path / "h1.log").read_text().splitlines()) - 1
 
 
 def test_datapath_mismatch_in_junit_sarif_github() -> None:

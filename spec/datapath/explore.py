@@ -46,6 +46,7 @@ class Instance:
         self._enabled: Callable[[tuple], Any] | None = None
         self._succ: Callable[[tuple], tuple] | None = None
         self._checks: list | None = None
+        self._observed: Callable[[tuple], dict] | None = None
         self._comp: Compiled | None = None
 
     @property
@@ -72,6 +73,12 @@ class Instance:
         if self._checks is None:
             self._checks = self.text.checks()
         return self._checks
+
+    @property
+    def observed(self) -> Callable[[tuple], dict]:
+        if self._observed is None:
+            self._observed = self.text.observed()
+        return self._observed
 
     @property
     def comp(self) -> Compiled:

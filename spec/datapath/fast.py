@@ -60,11 +60,18 @@ class InstanceText:
     """The generated source of one action instance over tuple states: its enabling condition (the
     program counter test left to the caller), its successor body, its step checks."""
 
-    def __init__(self, tag: str, enabled: str, succ_body: str, checks: list[tuple[str, str, str]]) -> None:
+    def __init__(self, tag: str, enabled: str, succ_body: str, checks: list[tuple[str, str, str]],
+                 observe: list[tuple[str, str]] = ()) -> None:  # type: ignore[assignment]
         self.tag = tag
         self.enabled_src = enabled
         self.succ_body = succ_body
         self.checks_src = checks
+        self.observe_src = list(observe)
+
+    def observed(self) -> StateFn:
+        """The values the event reports, {key: value}, read in the pre-state."""
+        body = ", ".join(f"{k!r}: {v}" for k, v in self.observe_src)
+        return _build(f"def f(s):\n    return {{{body}}}\n", self.tag)
 
     def enabled(self) -> StateFn:
         return _build(f"def f(s):\n    return {self.enabled_src}\n", self.tag)
@@ -98,7 +105,8 @@ def instance_text(u: Universe, index: dict[str, int], act: LAction, thread: Any,
     if act.goto is not None:
         upd[index[pc_key]] = c.expr(act.goto, u.proto.pc[act.role.name].dom).text()
     body = "".join(f"    l[{i}] = {v}\n" for i, v in upd.items())
-    return InstanceText(tag, en.text(), body, [(name, _text(why, env), c.expr(x).text()) for name, why, x in act.checks])
+    return InstanceText(tag, en.text(), body, [(name, _text(why, env), c.expr(x).text()) for name, why, x in act.checks],
+                        [(k, c.expr(v).text()) for k, v in act.observe])
 
 
 def enabled_all(groups: list[tuple[int, list[tuple[int, int, str]]]]) -> Callable[[tuple], list[int]]:

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from ..backend import CONCRETE
 from ..lang.syntax import And, Exists, Expr, Lit, Not, Or, Var
 from .certs import DatapathCerts, definition_hash
-from .explore import Explorer, Graph, first_state, stuck
+from .explore import Explorer, Graph, can_reach, first_state, stuck
 from .protocol import (BARS, DRAIN, DRAIN_LABELS, GATE, GRANT, H1, H2, H2B, H3, H5, H6, LATE, P3, PKTS, DP,
                        Scope, definition, dp_of)
 from .variants import DVARIANTS, DVariant
@@ -377,26 +377,132 @@ class Runner:
             return DVerdict(verdict="proved", length=None, states=len(g.states), seconds=e.seconds,
                             witness_reached=reached, witness_steps=wsteps, **base)
         steps = [(g.states[i], ii) for i, ii in path]
-        events, is_clean = tuple(_events(ex, steps)), row.kind == "progress"
+        events, is_clean = tuple(_events(ex, steps)), False
         entry: dict[str, Any] = {"path": [ex.instances[ii].describe() for _, ii in path]}
-        if (clean or self.certs.mode == "update") and row.kind != "progress":
-            found = self._clean(ex, row)
+        if clean or self.certs.mode == "update":
+            found, ok = self._export(ex, row, g, e.dp)
             # None: no such path at this definition (then the shortest one is exported)
             entry["clean"] = None if found is None else [ex.instances[ii].describe() for _, ii in found]
             if clean:
                 if found is not None:
                     events = tuple(_events(ex, found))
-                is_clean = found is not None
+                is_clean = ok
         self.certs.put(v.name, row.scope, digest, "violations", row.id, entry)
         return DVerdict(verdict="violated", length=len(path), states=len(g.states), seconds=e.seconds,
                         witness_reached=reached, witness_steps=wsteps, failing=failing, events=events,
                         waits=waits, clean=is_clean, **base)
+
+    def _export(self, ex: Explorer, row: Row, g: Graph, dp: DP) -> tuple[list[tuple[tuple, int]] | None, bool]:
+        """(the run `cex` exports, whether it breaks no other claim before its last step)."""
+        if row.kind != "progress":
+            found = self._clean(ex, row)
+            return found, found is not None
+        got = self._clean_progress(ex, row, g, dp)
+        return (None, False) if got is None else got
 
     def _avoid(self, ex: Explorer, row: Row) -> tuple[tuple[Callable[[tuple], Any], ...], frozenset[str]]:
         inv = tuple(ex.closed(c.expr, n) for n, c in ex.proto.claims.items()
                     if c.kind == "invariant" and c.expr is not None and n != row.prop)
         steps = frozenset(n for n, c in ex.proto.claims.items() if c.kind == "step" and n != row.prop)
         return inv, steps
+
+    def _clean_progress(self, ex: Explorer, row: Row, g: Graph, dp: DP) -> tuple[list[tuple[tuple, int]], bool] | None:
+        """For a progress claim, the trace `cex` exports when there is one: a shortest run that
+        breaks no claim, reaches a state from which the goal is unreachable (decided on the full
+        graph `g`) and goes on, still breaking no claim, until no thread can move. Its last state
+        is a deadlock with the stop (or the barrier's fence) still pending, which the trace
+        checker rejects at its last line (CHK103): the finite evidence of "never". A continuation
+        that broke another claim first would be rejected for that claim, which says nothing about
+        this one, so none is used; at today's definition no progress row has such a run (each
+        stuck run, or its continuation, passes through another hazard) and the shortest stuck
+        run is exported instead. None: there is no such run."""
+        inv, steps = self._avoid(ex, row)
+        try:
+            gp = ex.explore(self.max_states, inv, steps)
+        except RuntimeError:
+            return None
+        where = {t: i for i, t in enumerate(g.states)}
+        best: list[tuple[tuple, int]] | None = None
+        for _, pending, goal in PROGRESS[row.prop].cases(dp, SCOPES[row.scope]):
+            ok = can_reach(g, [bool(x) for x in map(ex.closed(goal, "goal"), g.states)])
+            pend = ex.closed(pending, "pending")
+            j = next((j for j, t in enumerate(gp.states)
+                      if pend(t) and not ok[where[t]] and all(f(t) for f in inv)), None)
+            if j is None:
+                continue
+            try:
+                tail = ex.explore(self.max_states, inv, steps, start=gp.states[j])
+            except RuntimeError:
+                continue
+            k = next((k for k, t in enumerate(tail.states) if not ex.enabled(t) and all(f(t) for f in inv)), None)
+            if k is None:
+                continue
+            got = [(gp.states[i], ii) for i, ii in gp.path_to(j)] + [(tail.states[i], ii) for i, ii in tail.path_to(k)]
+            if best is None or len(got) < len(best):
+                best = got
+        return None if best is None else (best, True)
+
+    def _export(self, ex: Explorer, row: Row, g: Graph, dp: DP) -> tuple[list[tuple[tuple, int]] | None, bool]:
+        """(the run `cex` exports, whether it breaks no other claim before its last step)."""
+        if row.kind != "progress":
+            found = self._clean(ex, row)
+            return found, found is not None
+        got = self._clean_progress(ex, row, g, dp)
+        return (None, False) if got is None else got
+
+    def _avoid(self, ex: Explorer, row: Row) -> tuple[tuple[Callable[[tuple], Any], ...], frozenset[str]]:
+        inv = tuple(ex.closed(c.expr, n) for n, c in ex.proto.claims.items()
+                    if c.kind == "invariant" and c.expr is not None and n != row.prop)
+        steps = frozenset(n for n, c in ex.proto.claims.items() if c.kind == "step" and n != row.prop)
+        return inv, steps
+
+    def _clean_progress(self, ex: Explorer, row: Row, g: Graph, dp: DP) -> tuple[list[tuple[tuple, int]], bool] | None:
+        """For a progress claim, the trace `cex` exports: a run to a state from which the goal is
+        unreachable (decided on the full graph `g`), continued until no thread can move at all.
+        Its last state is a deadlock with the stop (or the barrier's fence) still pending, which
+        the trace checker rejects at its last line (CHK103): the finite evidence of "never".
+        Only a run that breaks no claim on the way qualifies (flag True): a continuation that
+        breaks another claim first would be rejected for that claim, which says nothing about
+        this one (at today's definition no progress row has one: each stuck run passes through
+        another hazard, or its continuation does, so the shortest stuck run is exported). None:
+        there is no such run."""
+        inv, steps = self._avoid(ex, row)
+        where = {t: i for i, t in enumerate(g.states)}
+        cases = [(ex.closed(p, "pending"), can_reach(g, [bool(x) for x in map(ex.closed(q, "goal"), g.states)]))
+                 for _, p, q in PROGRESS[row.prop].cases(dp, SCOPES[row.scope])]
+
+        def dead(t: tuple, avoid: bool) -> bool:
+            return not ex.enabled(t) and (not avoid or all(f(t) for f in inv))
+
+        def run_from(graph: Graph, j: int, avoid: bool) -> list[tuple[tuple, int]] | None:
+            try:
+                tail = ex.explore(self.max_states, inv if avoid else (), steps if avoid else frozenset(),
+                                  start=graph.states[j])
+            except RuntimeError:
+                return None
+            k = next((k for k, t in enumerate(tail.states) if dead(t, avoid)), None)
+            if k is None:
+                return None
+            return ([(graph.states[i], ii) for i, ii in graph.path_to(j)]
+                    + [(tail.states[i], ii) for i, ii in tail.path_to(k)])
+
+        try:
+            gp = ex.explore(self.max_states, inv, steps)
+        except RuntimeError:
+            gp = None
+        for avoid, graph in ((True, gp),):
+            if graph is None:
+                continue
+            best: list[tuple[tuple, int]] | None = None
+            for pend, ok in cases:
+                j = next((j for j, t in enumerate(graph.states) if pend(t) and not ok[where[t]]
+                          and (not avoid or all(f(t) for f in inv))), None)
+                got = None if j is None else run_from(graph, j, avoid)
+                if got is not None and (best is None or len(got) < len(best)):
+                    best = got
+            if best is not None:
+                return best, avoid
+        return None
 
     def _clean(self, ex: Explorer, row: Row) -> list[tuple[tuple, int]] | None:
         """A shortest counterexample that breaks no other claim before its last step (what the
@@ -441,18 +547,18 @@ class Runner:
             return None
         failing, waits = shown
         steps = run[:-1]
-        events, is_clean = tuple(_events(ex, steps)), row.kind == "progress"
-        if row.kind != "progress" and clean:
+        events, is_clean = tuple(_events(ex, steps)), False
+        if clean:
             crun = ex.replay(list(entry["clean"])) if isinstance(entry.get("clean"), list) else None
-            if crun is not None and self._shows(ex, dp, row, crun) is not None and self._is_clean(ex, row, crun):
+            if crun is not None and self._shows_clean(ex, dp, row, crun) and self._is_clean(ex, row, crun):
                 events, is_clean = tuple(_events(ex, crun[:-1])), True
             elif "clean" in entry and entry["clean"] is None:
                 is_clean = False  # the search that made the certificate found none: the shortest is shown
-            else:
-                found = self._clean(ex, row)  # no valid stored clean path: search for one
+            else:  # no valid stored export: search for one
+                g = self.exploration(v, row.scope).graph
+                found, is_clean = (None, False) if g is None else self._export(ex, row, g, dp)
                 if found is not None:
                     events = tuple(_events(ex, found))
-                is_clean = found is not None
         self.certs.note_used(v.name, row.scope, f"violation {row.id}")
         return DVerdict(verdict="violated", length=len(steps), states=0, seconds=time.perf_counter() - t0,
                         witness_reached=True, witness_steps=len(wrun) - 1, failing=failing, events=events,
@@ -481,6 +587,19 @@ class Runner:
                 return _never(label), tuple(_waits(ex, last))
         return None
 
+    def _shows_clean(self, ex: Explorer, dp: DP, row: Row, run: list[tuple[tuple, int]]) -> bool:
+        """The stored export shows the violation at its end: as `_shows` for an invariant or step
+        claim; for a progress claim, its last state is a deadlock (nothing enabled) where some
+        case is still pending and not reached."""
+        if row.kind != "progress":
+            return self._shows(ex, dp, row, run) is not None
+        last = run[-1][0]
+        inv, _ = self._avoid(ex, row)
+        if ex.enabled(last) or not all(f(last) for f in inv):
+            return False
+        return any(ex.closed(p, "pending")(last) and not ex.closed(q, "goal")(last)
+                   for _, p, q in PROGRESS[row.prop].cases(dp, SCOPES[row.scope]))
+
     def _is_clean(self, ex: Explorer, row: Row, run: list[tuple[tuple, int]]) -> bool:
         """No other claim breaks before the run's last step (the explore(avoid_*) condition)."""
         inv, steps = self._avoid(ex, row)
@@ -500,8 +619,7 @@ def _events(ex: Explorer, steps: list[tuple[tuple, int]]) -> list[Event]:
     out = []
     for n, (tup, ii) in enumerate(steps, 1):
         inst = ex.instances[ii]
-        s = dict(zip(ex.names, tup))
-        obs = inst.comp.observed(CONCRETE, s)
+        obs = inst.observed(tup)
         after = inst.succ(tup)
         changes = tuple((name, _fmt(a), _fmt(b)) for name, a, b in zip(ex.names, tup, after) if a != b)
         out.append(Event(n, inst.thread, inst.act.kind, tuple(inst.static.items()) + tuple(obs.items()), changes))
