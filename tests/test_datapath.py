@@ -256,3 +256,27 @@ def test_any_size_table_names_every_claim(capsys: pytest.CaptureFixture[str]) ->
         (ln,) = [x for x in out if x.strip().startswith(c + " ")]
         assert "bounded only: " in ln
     assert out[-1] == f"spmcheck: {len(claims)} data-path claims: 0 proved for any size, {len(claims)} bounded only"
+
+
+def test_definition_hash_ignores_fields_left_at_their_default() -> None:
+    """A field the language gains later, with a default, leaves the hash of a definition that
+    does not use it unchanged (the certificates stay current); a changed value changes it."""
+    from spmcheck.spec.datapath.certs import _canon, definition_hash
+
+    @dataclasses.dataclass(frozen=True)
+    class Old:
+        a: int
+
+    @dataclasses.dataclass(frozen=True)
+    class New:
+        a: int
+        extra: tuple = ()
+
+    assert _canon(Old(1)).replace("Old", "") == _canon(New(1)).replace("New", "")
+    assert _canon(New(1)) != _canon(New(1, (2,)))
+    sc = SCOPES["multi"]
+    base = definition_hash(definition(DVARIANTS[LATEST], sc), sc.sizes())
+    assert base == definition_hash(definition(DVARIANTS[LATEST], sc), sc.sizes())
+    assert base != definition_hash(definition(DVARIANTS["ee045e38"], sc), sc.sizes())
+    mutant = definition(DVARIANTS[LATEST], sc, "drop-guard:queue:open:write_begin:2")
+    assert base != definition_hash(mutant, sc.sizes())

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import MISSING, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..certs import CERTS_DIR
-from ..lang.syntax import Protocol
+from ..lang.syntax import Expr, Func, Protocol, Sort
 
 FORMAT = 1
 
@@ -38,7 +39,7 @@ FORMAT = 1
 def definition_hash(proto: Protocol, sizes: dict[str, int], extra: Iterable[str] = ()) -> str:
     """Hash of what the verdicts of one (variant, scope) are computed from: the definition's
     sorts, state functions (arguments, domain, initial value, key, lock, guard classes), actions
-    and claims as their expression trees print (`repr`, deterministic: names, never object ids),
+    and claims as their expression trees print (`_canon`: deterministic, names, never object ids),
     the sizes, and `extra` (the rows' witness and progress predicates, written outside the
     definition). It changes whenever a guard, update, claim or predicate changes."""
     h = hashlib.sha256()
@@ -49,12 +50,44 @@ def definition_hash(proto: Protocol, sizes: dict[str, int], extra: Iterable[str]
     for f in proto.funcs:
         h.update(f"func {f.name} {f.args} {f.dom!r} {f.init!r} {f.key} {f.lock} {f.guarded}\n".encode())
     for a in proto.actions:
-        h.update(f"action {a!r}\n".encode())
+        h.update(f"action {_canon(a)}\n".encode())
     for name, c in sorted(proto.claims.items()):
-        h.update(f"claim {name} {c!r}\n".encode())
+        h.update(f"claim {name} {_canon(c)}\n".encode())
     for x in extra:
         h.update(f"extra {x}\n".encode())
     return h.hexdigest()
+
+
+def _canon(x: Any) -> str:
+    """A definition's dataclass as `repr` prints it, except that fields holding their default
+    are left out: a field the language gains later (with a default) does not change the text of
+    a definition that does not use it, so certificates stay current across such additions."""
+    if is_dataclass(x) and not isinstance(x, type) and not isinstance(x, (Sort, Func)):
+        parts = []
+        for f in fields(x):
+            v = getattr(x, f.name)
+            d = f.default if f.default is not MISSING else (
+                f.default_factory() if f.default_factory is not MISSING else MISSING)
+            if d is not MISSING and _same(v, d):
+                continue
+            parts.append(f"{f.name}={_canon(v)}")
+        return f"{type(x).__name__}({', '.join(parts)})"
+    if isinstance(x, tuple):
+        return "(" + ", ".join(_canon(e) for e in x) + ("," if len(x) == 1 else "") + ")"
+    if isinstance(x, list):
+        return "[" + ", ".join(_canon(e) for e in x) + "]"
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{_canon(k)}: {_canon(v)}" for k, v in x.items()) + "}"
+    return repr(x)
+
+
+def _same(v: Any, d: Any) -> bool:
+    """v is the default d (expressions overload ==, so only plain values are compared)."""
+    if isinstance(v, Expr) or isinstance(d, Expr):
+        return v is d
+    if isinstance(v, (tuple, list, dict)) or isinstance(d, (tuple, list, dict)):
+        return type(v) is type(d) and len(v) == 0 and len(d) == 0
+    return type(v) is type(d) and v == d
 
 
 def cert_name(variant: str, scope: str) -> str:
