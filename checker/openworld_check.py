@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from lark import Lark, UnexpectedInput
 
@@ -163,12 +163,13 @@ def parse_header(text: str, n: int) -> tuple[Header2 | None, Problem | None]:
 class Replay:
     """The open-world state of one run and the step function over events."""
 
-    def __init__(self, ow: OpenWorld) -> None:
+    def __init__(self, ow: OpenWorld, world: World | None = None, monitors: bool = True) -> None:
         self.ow = ow
-        self.w = World(ow.proto)
-        # invariant claims, re-evaluated only where an event's writes reach (spec.lang.openworld)
+        self.w = world if world is not None else World(ow.proto)
+        # invariant claims, re-evaluated only where an event's writes reach (spec.lang.openworld);
+        # `world`: a state handed over by the compiled engine (checker/owfast.py), whose claims hold
         self.monitors = [(Incremental(ow.proto, name, cl.expr), cl.summary) for name, cl in ow.proto.claims.items()
-                         if cl.kind == "invariant" and cl.expr is not None]
+                         if cl.kind == "invariant" and cl.expr is not None] if monitors else []
         self.initial = [(m.name, s, m.start(self.w)) for m, s in self.monitors]
         self.last: dict[str, tuple[int, str]] = {}  # thread -> (line, text) of its last event
         self.graph = LockGraph()
@@ -346,120 +347,163 @@ def _what(a: OAction, key: str) -> str:
     return f"{a.role} step '{a.at}' ({a.defn.source.split(';')[0]})"
 
 
+ENGINES = ("compiled", "interp")
+ENGINE = "compiled"  # `spmcheck check --engine`; the interpreter stays the reference
+
+
 def check_lines(lines: Iterator[tuple[int, str | None, Any, bool]], name: str,
-                first: tuple[int, str]) -> FileResult:
-    """Check a v2 log whose header line is `first`; `lines` yields the rest (read_lines' tuples)."""
-    problems: list[Problem] = []
-    n_problems = 0
+                first: tuple[int, str], stream: BinaryIO | None = None) -> FileResult:
+    """Check a v2 log whose header line is `first`; `lines` yields the rest (read_lines' tuples).
+    With `stream` (positioned right after the header, as `lines` leaves it) and the compiled
+    engine, the lines are read in blocks and well-formed events take the compiled fast path
+    (checker/owfast.py); everything else goes through the same line rules below."""
+    chk = V2Check(name, first)
+    if ENGINE == "compiled" and chk.header is not None and stream is not None:
+        from .owfast import run_compiled
 
-    def problem(p: Problem) -> None:
-        nonlocal n_problems
-        n_problems += 1
-        if len(problems) < MAX_PROBLEMS:
-            problems.append(p)
+        if run_compiled(chk, stream, first[0]):
+            return chk.result()
+    for item in lines:
+        chk.line(*item)
+    return chk.result()
 
-    h, bad = parse_header(first[1], first[0])
-    if bad is not None:
-        problem(bad)
-    rp = Replay(reading(h.model, h.variant, h.meta.get("scope", ""))) if h is not None else None
-    replaying = rp is not None
-    sq = Sequence()
-    events, ended, last_line = 0, 0, first[0]
-    stop: tuple[int, Verdict, str, str, str, int, tuple[Evidence, ...]] | None = None
-    gap: tuple[int, str] | None = None
-    for n, text, err, nl in lines:
+
+class V2Check:
+    """The line rules of format v2 (sequence numbers, markers, problems, the verdict); the replay
+    itself is an engine with `step(ev, n, text, name)`: the interpreter (`Replay`) or the compiled
+    engine (checker/owfast.py), which share these rules so their verdicts cannot drift apart."""
+
+    def __init__(self, name: str, first: tuple[int, str]) -> None:
+        self.name = name
+        self.problems: list[Problem] = []
+        self.n_problems = 0
+        h, bad = parse_header(first[1], first[0])
+        if bad is not None:
+            self.problem(bad)
+        self.header = h
+        self.rp: Any = Replay(reading(h.model, h.variant, h.meta.get("scope", ""))) if h is not None and \
+            ENGINE == "interp" else None
+        self.replaying = h is not None
+        self.sq = Sequence()
+        self.events, self.ended, self.last_line = 0, 0, first[0]
+        self.stop: tuple[int, Verdict, str, str, str, int, tuple[Evidence, ...]] | None = None
+        self.gap: tuple[int, str] | None = None
+
+    def engine(self) -> Any:
+        if self.rp is None and self.header is not None:
+            h = self.header
+            self.rp = Replay(reading(h.model, h.variant, h.meta.get("scope", "")))
+        return self.rp
+
+    def problem(self, p: Problem) -> None:
+        self.n_problems += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(p)
+
+    def line(self, n: int, text: str | None, err: Any, nl: bool) -> None:
+        problem = self.problem
+        sq = self.sq
         if err is not None:
             problem(Problem(err.code, err.line, err.col, err.message))
-            replaying = False
-            continue
+            self.replaying = False
+            return
         assert text is not None
         stripped = text.strip()
         if not stripped or stripped.startswith("#"):
-            continue
+            return
         ev = parse_fast(text) if text == stripped else None
         if ev is None:
             words = text.split()
             if len(words) == 2 and words[1] == "run_end" and words[0].isdigit() and len(words[0]) <= MAX_DIGITS:
                 seq = int(words[0])
-                if ended:
-                    problem(Problem("TRC020", n, 1, f"a second run_end after the run_end marker of line {ended}"))
-                    continue
+                if self.ended:
+                    problem(Problem("TRC020", n, 1, f"a second run_end after the run_end marker of line {self.ended}"))
+                    return
                 code, msg = sq.step(seq)  # the marker's number continues the events' (as v1)
                 if code in ("TRC011", "TRC012"):
                     problem(Problem(code, n, 1, msg))
-                    continue
-                if code == "gap" and gap is None and replaying:
-                    gap = (n, msg)
-                ended, last_line = n, n
-                continue
+                    return
+                if code == "gap" and self.gap is None and self.replaying:
+                    self.gap = (n, msg)
+                self.ended, self.last_line = n, n
+                return
             if words and words[0] == "spmcheck-trace":
                 problem(Problem("TRC014", n, 1, "repeated header"))
-                continue
+                return
             e = syntax_error(text)
             problem(Problem(e.code if nl or e.code != "TRC005" else "TRC008", n, e.col,
                             e.message if nl else f"truncated last line (no newline): {e.message}"))
-            replaying = False
-            continue
-        if ended:
-            problem(Problem("TRC020", n, 1, f"an event after the run_end marker of line {ended}"))
-            replaying = False
-            continue
+            self.replaying = False
+            return
+        if self.ended:
+            problem(Problem("TRC020", n, 1, f"an event after the run_end marker of line {self.ended}"))
+            self.replaying = False
+            return
         code, msg = sq.step(ev.seq)
         if code in ("TRC011", "TRC012"):
             problem(Problem(code, n, 1, msg))
-            replaying = False
-            continue
+            self.replaying = False
+            return
         if code == "gap":
-            if gap is None and replaying:
-                gap = (n, msg)
-            replaying = False
-        last_line = n
-        if not replaying or rp is None:
-            continue
-        events += 1
-        f = rp.step(ev, n, text, name)
+            if self.gap is None and self.replaying:
+                self.gap = (n, msg)
+            self.replaying = False
+        self.last_line = n
+        if not self.replaying or self.header is None:
+            return
+        self.events += 1
+        rp = self.engine()
+        f = rp.step(ev, n, text, self.name)
         if f is not None:
-            verdict, code, prop, msg, col = f
-            if verdict is Verdict.MALFORMED:
-                problem(Problem(code, n, col, msg))
-            else:
-                prev = rp.last.get(ev.thread)
-                evid = ((Evidence(prev[0], prev[1], f"{ev.thread}'s previous event"),) if prev else ()) + \
-                    (Evidence(n, text, "this event"),)
-                if not nl:
-                    problem(Problem("TRC008", n, col, f"truncated last line (no newline) that does not replay "
-                                    f"as written: {verdict.value} ({code}: {msg})"))
-                stop = (n, verdict, code, prop, msg, col, evid)
-            replaying = False
-            continue
-    edges = tuple((a, b, int(d["line"])) for a, b, d in rp.graph.g.edges(data=True)) if rp else ()
-    partial = f"{events} events replayed" if events else ""
-    if problems:
-        p = problems[0]
-        return FileResult(name, Verdict.MALFORMED, events, p.line, p.col, "", p.code, p.message, (),
-                          tuple(problems), n_problems - len(problems), partial, edges)
-    if stop is not None:
-        ln, verdict, code, prop, msg, col, evid = stop
-        return FileResult(name, verdict, events, ln, col, prop, code, msg, evid, (), 0, "", edges)
-    if gap is not None:
-        return FileResult(name, Verdict.INCONCLUSIVE, events, gap[0], 1, "", "TRC013", gap[1], (), (), 0, "", edges)
-    assert h is not None and rp is not None
-    if not ended and h.meta.get("end_marker") == "1":
-        return FileResult(name, Verdict.INCONCLUSIVE, events, last_line, 1, "", "CHK302",
-                          "run did not finish: no run_end line, though the header (end_marker=1) promises one",
-                          (), (), 0, "", edges)
-    if events == 0:
-        return FileResult(name, Verdict.INCONCLUSIVE, 0, h.line, 1, "", "CHK303",
-                          "no events: the trace is a header alone, which is almost always a broken capture",
-                          (), (), 0, "", edges)
-    note = "" if ended else "no run_end marker (no end_marker=1 in the header): whether the run finished is not known"
-    inside = rp.inside()
-    if inside:
-        where = ", ".join(f"{t} at '{pc}'" for t, pc in inside)
-        if not any(rp.can_move(t) for t, _ in inside):
-            return FileResult(name, Verdict.VIOLATED, events, last_line, 1, DEADLOCK, "CHK103",
-                              f"deadlock: every thread inside an operation is blocked ({where})", (), (), 0, "",
-                              edges, note=note)
-        return FileResult(name, Verdict.INCONCLUSIVE, events, last_line, 1, "", "CHK301",
-                          f"log ends while threads are inside an operation: {where}", (), (), 0, "", edges, note=note)
-    return FileResult(name, Verdict.ACCEPTED, events, 0, 1, "", "", "", (), (), 0, "", edges, note=note)
+            self.failed(rp, ev, n, text, nl, f)
+
+    def failed(self, rp: Any, ev: _Line, n: int, text: str, nl: bool,
+               f: tuple[Verdict, str, str, str, int]) -> None:
+        verdict, code, prop, msg, col = f
+        if verdict is Verdict.MALFORMED:
+            self.problem(Problem(code, n, col, msg))
+        else:
+            prev = rp.last.get(ev.thread)
+            evid = ((Evidence(prev[0], prev[1], f"{ev.thread}'s previous event"),) if prev else ()) + \
+                (Evidence(n, text, "this event"),)
+            if not nl:
+                self.problem(Problem("TRC008", n, col, f"truncated last line (no newline) that does not replay "
+                                     f"as written: {verdict.value} ({code}: {msg})"))
+            self.stop = (n, verdict, code, prop, msg, col, evid)
+        self.replaying = False
+
+    def result(self) -> FileResult:
+        name, problems, h = self.name, self.problems, self.header
+        events, last_line, stop, gap = self.events, self.last_line, self.stop, self.gap
+        rp = self.engine() if h is not None else None
+        edges = tuple((a, b, int(d["line"])) for a, b, d in rp.graph.g.edges(data=True)) if rp else ()
+        partial = f"{events} events replayed" if events else ""
+        if problems:
+            p = problems[0]
+            return FileResult(name, Verdict.MALFORMED, events, p.line, p.col, "", p.code, p.message, (),
+                              tuple(problems), self.n_problems - len(problems), partial, edges)
+        if stop is not None:
+            ln, verdict, code, prop, msg, col, evid = stop
+            return FileResult(name, verdict, events, ln, col, prop, code, msg, evid, (), 0, "", edges)
+        if gap is not None:
+            return FileResult(name, Verdict.INCONCLUSIVE, events, gap[0], 1, "", "TRC013", gap[1], (), (), 0, "", edges)
+        assert h is not None and rp is not None
+        if not self.ended and h.meta.get("end_marker") == "1":
+            return FileResult(name, Verdict.INCONCLUSIVE, events, last_line, 1, "", "CHK302",
+                              "run did not finish: no run_end line, though the header (end_marker=1) promises one",
+                              (), (), 0, "", edges)
+        if events == 0:
+            return FileResult(name, Verdict.INCONCLUSIVE, 0, h.line, 1, "", "CHK303",
+                              "no events: the trace is a header alone, which is almost always a broken capture",
+                              (), (), 0, "", edges)
+        note = "" if self.ended else "no run_end marker (no end_marker=1 in the header): whether the run finished is not known"
+        inside = rp.inside()
+        if inside:
+            where = ", ".join(f"{t} at '{pc}'" for t, pc in inside)
+            if not any(rp.can_move(t) for t, _ in inside):
+                return FileResult(name, Verdict.VIOLATED, events, last_line, 1, DEADLOCK, "CHK103",
+                                  f"deadlock: every thread inside an operation is blocked ({where})", (), (), 0, "",
+                                  edges, note=note)
+            return FileResult(name, Verdict.INCONCLUSIVE, events, last_line, 1, "", "CHK301",
+                              f"log ends while threads are inside an operation: {where}", (), (), 0, "", edges, note=note)
+        return FileResult(name, Verdict.ACCEPTED, events, 0, 1, "", "", "", (), (), 0, "", edges, note=note)

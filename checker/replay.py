@@ -480,7 +480,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             if item[1].split()[:2] == ["spmcheck-trace", "v2"]:
                 from .openworld_check import check_lines
 
-                res = check_lines(lines, name, (item[0], item[1]))
+                res = check_lines(lines, name, (item[0], item[1]), stream)  # the rest, read in blocks
                 if on_edges is not None:
                     on_edges(list(res.lock_edges))
                 return res

@@ -1,0 +1,401 @@
+"""The compiled engine for format v2: block reading, a split-based fast path, compiled actions.
+
+`spmcheck check` (default `--engine compiled`) replays a v2 log through `spec.lang.owcompile`'s
+compiled reading of the definition. A well-formed event line `<seq> <thread> <rest>` (single
+spaces, the expected sequence number, a known thread) costs one `str.split(" ", 2)` and two dict
+look-ups: the thread's dispatch table for its current (role, label), then the compiled call for
+the exact `<rest>` text (kind, keys and observed values resolved once, on the first occurrence,
+by the interpreter's own binding rules; the table is bounded, so memory stays flat). Every other
+line goes through `openworld_check.V2Check.line`, the rules both engines share.
+
+A step that does not replay (a guard, an observation, a claim) leaves the compiled state as it
+was before the event; the interpreter (`openworld_check.Replay`) then takes over from that exact
+state and writes the verdict and the message, so both engines' messages are the same text. If the
+interpreter does replay the step (a disagreement, which the differential test requires never to
+happen), it simply carries on for the rest of the file.
+"""
+from __future__ import annotations
+
+import functools
+import io
+from functools import lru_cache
+from typing import Any, BinaryIO, Callable, Iterator
+
+from spmcheck.spec.lang.openworld import World
+from spmcheck.spec.lang.owcompile import NotCompilable, Program, expected
+
+from .lockgraph import LockGraph
+from .openworld_check import DEADLOCK, Replay, V2Check, _Line, parse_fast, reading
+from .parse import MAX_LINE, LineError, read_lines
+from .results import Verdict
+
+BLOCK = 1 << 16
+CACHE = 4096  # compiled calls kept per (role, label) table; cleared when full (memory stays flat)
+DISAGREEMENTS = 0  # compiled engine said "fails", the interpreter replayed the step (must stay 0)
+
+
+@lru_cache(maxsize=None)
+def program(model: str, variant: str, scope: str = "") -> Program | None:
+    """The compiled reading (once per process), or None when the definition needs the interpreter."""
+    try:
+        return Program(reading(model, variant, scope).proto)
+    except NotCompilable:
+        return None
+
+
+class _Disp(dict):  # type: ignore[type-arg]
+    """rest-of-line text -> compiled call, for one (role, label)."""
+
+    __slots__ = ("role", "label")
+
+
+class _Tables(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: tuple[str, str]) -> _Disp:
+        d = self[key] = _Disp()
+        d.role, d.label = key
+        return d
+
+
+class FastRun:
+    """One run's compiled state, and the engine interface V2Check expects (`step`, `last`,
+    `graph`, `inside`, `can_move`)."""
+
+    def __init__(self, prog: Program, model: str, variant: str, scope: str) -> None:
+        self.prog = prog
+        self.ow = reading(model, variant, scope)
+        self.role: dict[str, str] = {}
+        self.where: dict[str, _Disp] = {}
+        self.edges: set[tuple[str, str]] = set()
+        self.pend: list[tuple[str, str]] = []
+        self.disp = _Tables()
+        ns = prog.new_run(self.role, self.where, self.edges, self.pend, self.disp)
+        self.fns: list[Callable[..., Any]] = ns["actions"]
+        self.export = ns["export"]
+        self.named: dict[str, set[Any]] = ns["named"]
+        self.last: dict[str, tuple[int, str]] = {}
+        self.graph = LockGraph()
+        self.interp: Replay | None = None  # set after a disagreement: the interpreter goes on
+        self.index = {id(a): i for i, a in enumerate(self.ow.actions)}
+        self.init = {role: str(f.init) for role, f in self.ow.proto.pc.items()}
+
+    # ---- resolving an event body once ----
+    def resolve(self, role: str, label: str, kind: str, keys: dict[str, str]) -> Callable[[str], Any] | None:
+        ow = self.ow
+        if kind not in ow.kinds:
+            return None
+        cands = ow.by.get((role, label, kind))
+        if not cands:
+            return None
+        known = ow.static_keys.get(kind, set()) | ow.observed_keys.get(kind, set())
+        if any(k not in known for k in keys):
+            return None
+        calls = []
+        marker = object()  # the thread is not known here: a key bound to it cannot be cached
+        for oa in cands:
+            env: dict[str, Any] = {oa.defn.thread.name: marker}
+            if not ow.bind(oa, keys, env):
+                continue
+            ca = self.prog.actions[self.index[id(oa)]]
+            obs = []
+            for k, kind_ in ca.obs:
+                got = keys.get(k)
+                if got is None:
+                    break  # the interpreter reports the missing key (if no other step fires)
+                obs.append(expected(kind_, got))
+            else:
+                for p in oa.defn.params:
+                    v = env.get(p.name)
+                    if v is None or v is marker:
+                        continue
+                    s = self.named.get(p.sort.name) if hasattr(p, "sort") else None
+                    if s is not None:
+                        if isinstance(v, frozenset):
+                            s.update(v)
+                        elif isinstance(v, str):
+                            s.add(v)
+                args = [env[n] for n in ca.args]
+                if any(a is marker for a in args):
+                    return None
+                calls.append(functools.partial(self.fns[ca.index], *args, *obs))
+        if not calls:
+            return None
+        if len(calls) == 1:
+            return calls[0]
+        cs = tuple(calls)
+
+        def first(t: str) -> Any:
+            for c in cs:
+                r = c(t)
+                if r is not None:
+                    return r
+            return None
+
+        return first
+
+    # ---- the general path (any line the fast path did not take) ----
+    def step(self, ev: _Line, n: int, text: str, name: str) -> tuple[Verdict, str, str, str, int] | None:
+        if self.interp is not None:
+            return self.interp.step(ev, n, text, name)
+        t = ev.thread
+        role = self.role.get(t)
+        new = role is None
+        if new:
+            roles = self.ow.begins.get(ev.kind, [])
+            if ev.kind not in self.ow.kinds or not roles:
+                return self.delegate(ev, n, text, name)
+            role = roles[0]
+            self.role[t] = role
+            self.where[t] = self.disp[(role, self.init[role])]
+        d = self.where[t]
+        words = text.split()
+        key = text.split(" ", 2)[2] if " ".join(words) == text and len(words) >= 3 else None
+        g = d.get(key) if key is not None else None
+        if g is None:
+            g = self.resolve(role, d.label, ev.kind, ev.keys)
+            if g is not None and key is not None:
+                if len(d) >= CACHE:
+                    d.clear()
+                d[key] = g
+        r = g(t) if g is not None else None
+        if r is True:
+            if new:
+                self.named[role].add(t)
+            self.last[t] = (n, text)
+            return None
+        if r == 2:
+            if new:
+                self.named[role].add(t)
+            self.last[t] = (n, text)
+            return self.new_edges(n, name)
+        if new:
+            del self.role[t], self.where[t]
+        return self.delegate(ev, n, text, name)
+
+    def new_edges(self, n: int, name: str) -> tuple[Verdict, str, str, str, int] | None:
+        """Lock-order edges the last step found (held class -> acquired class), in the
+        interpreter's order; the cycle the first of them closes, if any."""
+        out = None
+        for e in self.pend:
+            if e not in self.edges:
+                self.edges.add(e)
+                cyc = self.graph.add(e[0], e[1], n, name)
+                if cyc:
+                    out = (Verdict.VIOLATED, "CHK102", DEADLOCK,
+                           "lock-order cycle (potential deadlock): " + " -> ".join([c[0] for c in cyc] + [cyc[0][0]]), 1)
+                    break
+        self.pend.clear()
+        return out
+
+    def delegate(self, ev: _Line, n: int, text: str, name: str) -> tuple[Verdict, str, str, str, int] | None:
+        """The interpreter replays this event from the compiled pre-state and words the verdict."""
+        global DISAGREEMENTS
+        self.pend.clear()
+        rp = Replay(self.ow, self.world())
+        rp.last, rp.graph, rp.edges = self.last, self.graph, self.edges
+        f = rp.step(ev, n, text, name)
+        if f is None:
+            DISAGREEMENTS += 1
+            self.interp = rp
+        return f
+
+    def world(self) -> World:
+        """The compiled state as the interpreter's tables."""
+        w = World(self.ow.proto)
+        for fname, spec in self.export().items():
+            tab = w.t[fname]
+            if spec[0] == 0:
+                tab.val = spec[1]
+            elif spec[0] == 1:
+                d, cells = spec[1], spec[2]
+                if d != tab.init or cells:
+                    tab.rows[()] = [d, dict(cells)]
+                if tab.by_value is not None:
+                    for k, v in cells.items():
+                        tab.by_value.setdefault(v, set()).add(k)
+            else:
+                for p, (d, cells) in spec[1].items():
+                    tab.rows[(p,) if spec[0] == 2 else p] = [d, dict(cells)]
+        w.role = dict(self.role)
+        return w
+
+    def _final(self) -> Replay:
+        if self.interp is not None:
+            return self.interp
+        rp = Replay(self.ow, self.world(), monitors=False)
+        rp.last, rp.graph, rp.edges = self.last, self.graph, self.edges
+        return rp
+
+    def inside(self) -> list[tuple[str, str]]:
+        return self._final().inside()
+
+    def can_move(self, t: str) -> bool:
+        return self._final().can_move(t)
+
+
+# ---- reading: blocks of clean lines, read_lines' tuples for everything else ---------------------
+
+
+class _Prefixed(io.RawIOBase):
+    """`pending` bytes, then the rest of `stream` (read_lines only calls readline)."""
+
+    def __init__(self, pending: bytes, stream: BinaryIO) -> None:
+        self.buf = io.BytesIO(pending)
+        self.stream = stream
+
+    def readline(self, limit: int = -1) -> bytes:  # type: ignore[override]
+        got = self.buf.readline(limit)
+        if got.endswith(b"\n") or (limit >= 0 and len(got) >= limit):
+            return got
+        more = self.stream.readline(limit - len(got) if limit >= 0 else -1)
+        return got + more
+
+
+def _one(raw: bytes, n: int, nl: bool) -> tuple[int, str | None, Any, bool]:
+    """read_lines' tuple for one line of at most MAX_LINE bytes (without its newline)."""
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    try:
+        return n, raw.decode("utf-8"), None, nl
+    except UnicodeDecodeError as e:
+        return n, None, LineError("TRC006", n, e.start + 1, f"invalid UTF-8 byte 0x{raw[e.start]:02x}"), nl
+
+
+def _shifted(stream: Any, n: int) -> Iterator[tuple[int, str | None, Any, bool]]:
+    for m, text, err, nl in read_lines(stream):
+        if err is not None:
+            err = LineError(err.code, err.line + n, err.col, err.message)
+        yield m + n, text, err, nl
+
+
+def blocks(stream: BinaryIO, n: int) -> Iterator[tuple[int, list[str] | None, tuple[int, str | None, Any, bool] | None]]:
+    """(line number before the block, clean lines, None) or (n, None, one read_lines tuple)."""
+    read = stream.read
+    carry = b""
+    while True:
+        buf = read(BLOCK)
+        if not buf:
+            if carry:
+                yield n, None, _one(carry, n + 1, False)
+            return
+        if carry:
+            buf = carry + buf
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            if len(buf) > MAX_LINE:  # an over-long line: read_lines' rules from here on
+                for item in _shifted(_Prefixed(buf, stream), n):
+                    yield n, None, item
+                return
+            carry = buf
+            continue
+        body, carry = buf[:cut], buf[cut + 1:]
+        raws = None
+        if len(body) > MAX_LINE:
+            raws = body.split(b"\n")
+            if any(len(r) > MAX_LINE for r in raws):
+                for item in _shifted(_Prefixed(buf, stream), n):
+                    yield n, None, item
+                return
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is None or "\r" in text:
+            for r in raws if raws is not None else body.split(b"\n"):
+                n += 1
+                yield n - 1, None, _one(r, n, True)
+            continue
+        lines = text.split("\n")
+        yield n, lines, None
+        n += len(lines)
+        if len(carry) > MAX_LINE:
+            for item in _shifted(_Prefixed(carry, stream), n):
+                yield n, None, item
+            return
+
+
+def run_compiled(chk: V2Check, stream: BinaryIO, n0: int) -> bool:
+    """Check the rest of `stream` with the compiled engine; False (nothing read) when the
+    definition has no compiled reading."""
+    h = chk.header
+    assert h is not None
+    scope = h.meta.get("scope", "")
+    prog = program(h.model, h.variant, scope)
+    if prog is None:
+        return False
+    eng = FastRun(prog, h.model, h.variant, scope)
+    chk.rp = eng
+    line = chk.line
+    sq = chk.sq
+    for n, lines, item in blocks(stream, n0):
+        if lines is None:
+            line(*item)  # type: ignore[misc]
+            continue
+        i, total = 0, len(lines)
+        while i < total:
+            if chk.replaying and not chk.ended and sq.last >= 0 and eng.interp is None:
+                k = _fast(chk, eng, lines, i, n)
+                n += k - i
+                i = k
+                if i >= total:
+                    break
+            n += 1
+            line(n, lines[i], None, True)
+            i += 1
+    return True
+
+
+def _fast(chk: V2Check, eng: FastRun, lines: list[str], i: int, n: int) -> int:
+    """Replay lines[i:] while they take the fast path; the index of the first one that does not
+    (lines[i] is line n + 1)."""
+    where, last, sq = eng.where, eng.last, chk.sq
+    exp = sq.expect
+    exp_s = str(exp)
+    events = chk.events
+    last_line = chk.last_line
+    j = i
+    for text in (lines if i == 0 else lines[i:]):
+        sp = text.split(" ", 2)
+        if len(sp) != 3 or sp[0] != exp_s:
+            break
+        t = sp[1]
+        d = where.get(t)
+        if d is None:
+            break
+        g = d.get(sp[2])
+        if g is None:
+            break
+        n += 1
+        j += 1
+        r = g(t)
+        if r is True:
+            last[t] = (n, text)
+            exp += 1
+            exp_s = str(exp)
+            events += 1
+            last_line = n
+            continue
+        # the step did not simply succeed: its outcome is taken here (the general path would
+        # call it again)
+        sq.last, sq.expect = exp, exp + 1
+        chk.events, chk.last_line = events + 1, n
+        if r == 2:
+            last[t] = (n, text)
+            f = eng.new_edges(n, chk.name)
+        else:
+            ev = parse_fast(text)
+            assert ev is not None
+            f = eng.delegate(ev, n, text, chk.name)
+        if f is not None:
+            ev = parse_fast(text)
+            assert ev is not None
+            chk.failed(eng, ev, n, text, True, f)
+        if not chk.replaying or eng.interp is not None:
+            return j
+        exp = sq.expect
+        exp_s = str(exp)
+        events = chk.events
+        last_line = n
+    if j > i:
+        sq.last, sq.expect = exp - 1, exp
+        chk.events, chk.last_line = events, last_line
+    return j
