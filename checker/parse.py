@@ -171,7 +171,7 @@ def parse_line(text: str, last: bool = False) -> Record:
         if slot is not None:
             kind, args = slot
             return Event(int(m.group(g.seq_group)), m.group(g.thread_group).lstrip(" \t"), kind,
-                         tuple((k, _value(m.group(i))) for i, k in args))
+                         tuple((k, _value(v)) for i, k in args if (v := m.group(i)) is not None))
         if marker not in ("k_header", "k_lc_header", "k_run_end"):
             return None
     return lark_parse(text, last)

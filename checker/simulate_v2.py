@@ -29,14 +29,19 @@ def _static(a: OAction, env: dict[str, Any], rng: random.Random) -> list[str]:
             out.append(f"{k}={','.join(members) if s is not None else 'all'}")
         elif isinstance(v, BoolParam):
             out.append(f"{k}={int(bool(env[v.name]))}")
+        elif k in a.defn.implied and env[v.name] == env[a.defn.thread.name]:
+            continue  # the thread acts for itself: the key may be left out (and is, here)
         else:
             out.append(f"{k}={env[v.name]}")
     return out
 
 
 def generate(variant: str = "final", agents: int = 2, updaters: int = 2, lookups: int = 2,
-             events: int = 1000, seed: int = 1, lookup_share: float = 0.8) -> Iterator[str]:
-    """Lines of a v2 trace (header first, run_end last)."""
+             events: int = 1000, seed: int = 1, lookup_share: float = 0.8,
+             contexts: int = 1) -> Iterator[str]:
+    """Lines of a v2 trace (header first, run_end last). `contexts`: how many holders each tool
+    thread acts for (the first is the thread itself, its `holder=` key left out; the others are
+    written), so with 2 a thread may start a second context before stopping its first."""
     rng = random.Random(seed)
     ow = reading("core", variant)
     w = World(ow.proto)
@@ -67,7 +72,7 @@ def generate(variant: str = "final", agents: int = 2, updaters: int = 2, lookups
         for a in ow.actions:
             if a.role != role or a.at != pc:
                 continue
-            for env in _bindings(a, t, w, ag, rng):
+            for env in _bindings(a, t, w, ag, rng, contexts):
                 if all(f(w, env) for _, f in a.select) and all(g(w, env) for _, g in a.guard):
                     opts.append((a, env))
         if not opts:
@@ -84,19 +89,24 @@ def generate(variant: str = "final", agents: int = 2, updaters: int = 2, lookups
     yield f"{seq + 1} run_end"
 
 
-def _bindings(a: OAction, t: str, w: World, agents: list[str], rng: random.Random) -> list[dict[str, Any]]:
+def _bindings(a: OAction, t: str, w: World, agents: list[str], rng: random.Random,
+              contexts: int = 1) -> list[dict[str, Any]]:
     envs: list[dict[str, Any]] = [{a.defn.thread.name: t, **dict(a.defn.consts)}]
     for p in a.defn.params:
         nxt = []
         for env in envs:
             if isinstance(p, ScopeParam):
-                same = _current_scope(w, t, agents)
+                same = _current_scope(w, env.get("holder", t), agents)
                 k = rng.randint(1, len(agents))
                 scopes: list[frozenset[str] | None] = []
                 for s in (None, frozenset(rng.sample(agents, k)), same):  # a list: runs repeat by seed
                     if s not in scopes and (s is None or (p.sets and s)):  # `all` or non-empty
                         scopes.append(s)
                 nxt += [{**env, p.name: s} for s in scopes]
+            elif isinstance(p, Var) and p.sort.name == "holder":
+                # a tool thread acts for itself or for further contexts of its own, so one thread
+                # may start two contexts before stopping either (issue 11: holders)
+                nxt += [{**env, p.name: h} for h in [t] + [f"ctx{t}.{i}" for i in range(1, contexts)]]
             elif isinstance(p, Var):
                 nxt += [{**env, p.name: x} for x in agents]
             else:
@@ -105,8 +115,8 @@ def _bindings(a: OAction, t: str, w: World, agents: list[str], rng: random.Rando
     return envs
 
 
-def _current_scope(w: World, t: str, agents: list[str]) -> frozenset[str] | None:
-    """The agent set the thread's last call named (so a stop can name what its start did)."""
-    if w.t["all"].get((t,)):
+def _current_scope(w: World, h: str, agents: list[str]) -> frozenset[str] | None:
+    """The agent set holder h started with (so a stop can name what its start did)."""
+    if w.t["hall"].get((h,)):
         return None
-    return frozenset(x for x in agents if w.t["inn"].get((t, x)))
+    return frozenset(x for x in agents if w.t["hin"].get((h, x)))

@@ -88,7 +88,7 @@ def candidates(m: Model) -> list[Candidate]:
     # ---- refcount bounds (the proof is at a fixed size; counts stay within the holders) ----
     for name in ["rc.all"] + [f"rc.{a}" for a in A]:
         add(f"{name} >= 0", lambda b, s, name=name: s[name] >= 0)
-        add(f"{name} <= updaters", lambda b, s, name=name: s[name] <= cfg.updaters)
+        add(f"{name} <= holders", lambda b, s, name=name: s[name] <= cfg.n_holders)
     for t in cfg.updater_ids():
         labels = LABELS["updater"]
         add(f"pc.{t} in range", lambda b, s, t=t: b.And(s[f"pc.{t}"] >= 0, s[f"pc.{t}"] < len(labels)))
@@ -96,15 +96,20 @@ def candidates(m: Model) -> list[Candidate]:
             add(f"all.{t} -> !in.{t}.{a}", lambda b, s, t=t, a=a: b.Implies(s[f"all.{t}"], b.Not(s[f"in.{t}.{a}"])))
     for t in cfg.lookup_ids():
         add(f"pc.{t} in range", lambda b, s, t=t: b.And(s[f"pc.{t}"] >= 0, s[f"pc.{t}"] < len(LABELS["lookup"])))
-    # every holder's reference is counted exactly once
+    # every holder's reference is counted exactly once (holders: spec.programs Core.held/hall/hin)
+    H = cfg.holder_ids()
     for a in A:
         def counted(b: Backend, s: State, a: int = a) -> Term:
-            terms = []
-            for t in cfg.updater_ids():
-                terms.append(b.And(s[f"hold.{t}"], s[f"in.{t}.{a}"]))
-            return s[f"rc.{a}"] <= b.Sum(terms)
+            return s[f"rc.{a}"] <= b.Sum([b.And(s[f"held.{h}"], s[f"hin.{h}.{a}"]) for h in H])
         add(f"rc.{a} <= holders", counted)
-    add("rc.all <= holders", lambda b, s: s["rc.all"] <= b.Sum([b.And(s[f"hold.{t}"], s[f"all.{t}"]) for t in cfg.updater_ids()]))
+    add("rc.all <= holders", lambda b, s: s["rc.all"] <= b.Sum([b.And(s[f"held.{h}"], s[f"hall.{h}"]) for h in H]))
+    for h in H:
+        add(f"hall.{h} -> held.{h}", lambda b, s, h=h: b.Implies(s[f"hall.{h}"], s[f"held.{h}"]))
+        add(f"held.{h} -> scope nonempty", lambda b, s, h=h: b.Implies(
+            s[f"held.{h}"], b.Or(s[f"hall.{h}"], *[s[f"hin.{h}.{a}"] for a in A])))
+        for a in A:
+            add(f"hin.{h}.{a} -> held.{h} and not hall", lambda b, s, h=h, a=a: b.Implies(
+                s[f"hin.{h}.{a}"], b.And(s[f"held.{h}"], b.Not(s[f"hall.{h}"]))))
 
     # ---- per-thread data facts, per program counter ----
     for t in cfg.updater_ids():
@@ -149,14 +154,12 @@ def candidates(m: Model) -> list[Candidate]:
                 }
                 for fname, f in facts.items():
                     add(f"{t}@{p}: {fname} [{a}]", lambda b, s, at=at, f=f: b.Implies(at(s), f(b, s)))
-            for k in ("hold", "enable", "all"):
+            for k in ("enable", "all"):
                 add(f"{t}@{p} -> {k}", lambda b, s, t=t, p=p, k=k: b.Implies(_at(s, t, p), s[f"{k}.{t}"]))
                 add(f"{t}@{p} -> !{k}", lambda b, s, t=t, p=p, k=k: b.Implies(_at(s, t, p), b.Not(s[f"{k}.{t}"])))
             add(f"{t}@{p} -> all or some pending", lambda b, s, t=t, p=p: b.Implies(_at(s, t, p), b.Or(s[f"all.{t}"], *[s[f"pend.{t}.{a}"] for a in A])))
             add(f"{t}@{p} -> all or some in scope", lambda b, s, t=t, p=p: b.Implies(_at(s, t, p), b.Or(s[f"all.{t}"], *[s[f"in.{t}.{a}"] for a in A])))
             add(f"{t}@{p} -> some pending", lambda b, s, t=t, p=p: b.Implies(_at(s, t, p), b.Or(*[s[f"pend.{t}.{a}"] for a in A])))
-            add(f"{t}@{p} -> hold==enable", lambda b, s, t=t, p=p: b.Implies(_at(s, t, p), s[f"hold.{t}"] == s[f"enable.{t}"]))
-            add(f"{t}@{p} -> scope nonempty", lambda b, s, t=t, p=p: b.Implies(b.And(_at(s, t, p), s[f"hold.{t}"]), b.Or(s[f"all.{t}"], *[s[f"in.{t}.{a}"] for a in A])))
     for t in cfg.lookup_ids():
         for p in LABELS["lookup"]:
             for a in A:

@@ -103,7 +103,7 @@ class Model:
         self.variant = VARIANTS[variant] if isinstance(variant, str) else variant
         self.protocol = definition(self.variant)
         self.universe = Universe(self.protocol, {"agent": cfg.agents, "updater": cfg.updaters,
-                                                 "lookup": cfg.lookups})
+                                                 "lookup": cfg.lookups, "holder": cfg.n_holders})
         self._claims: dict[str, Callable[[Backend, State], Term]] = {}
 
     @cached_property
@@ -143,6 +143,26 @@ class Model:
         out: dict[str, tuple[str, ...]] = {}
         for a in self.actions:
             out.setdefault(a.kind, tuple(a.static_args()))
+        return out
+
+    @cached_property
+    def implied(self) -> dict[tuple[str, str], tuple[tuple[str, str], ...]]:
+        """(thread, kind) -> the keys its event may leave out, each with the value it then has:
+        the thread's own element of the parameter's sort (the one with the same index; see
+        spec.lang.syntax.Action.implied). A thread with no such element has no default."""
+        u, out = self.universe, {}
+        for act in self.protocol.actions:
+            if not act.implied:
+                continue
+            mine = [str(x) for x in u.elems(act.role)]
+            sorts = {p.name: p.sort for p in act.params if isinstance(p, Var)}
+            for i, t in enumerate(mine):
+                vals = []
+                for k in act.implied:
+                    elems = u.elems(sorts[dict(act.static)[k].name])
+                    if i < len(elems):
+                        vals.append((k, str(elems[i])))
+                out[(t, act.kind)] = tuple(vals)
         return out
 
     def claim(self, name: str) -> Callable[[Backend, State], Term]:

@@ -76,8 +76,12 @@ class Core:
         self.updater = b.sort("updater", "u")
         self.lookup = b.sort("lookup", "l")
         self.thread = b.sort("thread", parts=(self.updater, self.lookup))
-        A, U, L, T = self.agent, self.updater, self.lookup, self.thread
-        holders = IntDom(0, Card(U))  # at most one reference per updater thread
+        # holders: what owns a reference (a context started with enable_serialization and stopped
+        # with disable_serialization); any updater thread may act for any holder, so one tool
+        # thread can start several contexts before stopping any (issue 11)
+        self.holder = b.sort("holder", "c")
+        A, U, L, T, H = self.agent, self.updater, self.lookup, self.thread, self.holder
+        holders = IntDom(0, Card(H))  # at most one reference per holder
         # `guarded`: the lock classes that protect each shared variable (digest §1.3): the
         # refcount state is `Synchronized<serialization_refcount>`, the map's entries are the
         # map's, an entry's state is its own `Synchronized<profiler_serializer>` (or the map's
@@ -102,9 +106,13 @@ class Core:
                                              f"lk.{lock}.{w}.{{0}}", f"holds {lock} {m}", (lock, m))
         self.lk_ser = b.state("lk_serializer_w", (T, A), BOOL, False, "lk.serializer.{1}.w.{0}",
                               "holds serializer.<a> exclusive", ("serializer", "exclusive"))
-        # updater locals: pc, holder bookkeeping, the call's arguments, and per-agent scratch
+        # holder bookkeeping (ghost: the code keeps no record of who holds what): whether h holds a
+        # reference and the agent set it holds it on, so its stop must name the set its start named
+        self.held = b.state("held", (H,), BOOL, False, "held.{0}", "holder h holds a reference (ghost)")
+        self.hall = b.state("hall", (H,), BOOL, False, "hall.{0}", "h's reference covers all agents (ghost)")
+        self.hin = b.state("hin", (H, A), BOOL, False, "hin.{0}.{1}", "a is in h's agent set (ghost)")
+        # updater locals: pc, the call's arguments, and per-agent scratch
         self.upc = b.state("upc", (U,), EnumDom("UPc", tuple(UPDATER_LABELS)), "idle", "pc.{0}")
-        self.hold = b.state("hold", (U,), BOOL, False, "hold.{0}", "t holds a reference (ghost)")
         self.enable = b.state("enable", (U,), BOOL, False, "enable.{0}", "the call's `enable`")
         self.all = b.state("all", (U,), BOOL, False, "all.{0}", "the call's agent list is empty")
         self.anyv = b.state("anyv", (U,), BOOL, False, "any.{0}",
@@ -120,7 +128,8 @@ class Core:
         b.lay((self.rc_all,), (self.rc,), (self.ex,), (self.en,),
               (self.flag,))
         b.lay(*[(f,) for f in self.lk.values()], (self.lk_ser,))
-        b.lay((self.upc, self.hold, self.enable, self.all, self.anyv, self.inn, self.pend, self.was, self.wh))
+        b.lay((self.held, self.hall, self.hin))
+        b.lay((self.upc, self.enable, self.all, self.anyv, self.inn, self.pend, self.was, self.wh))
         b.lay((self.lpc, self.ag, self.sh))
         b.p.pc = {"updater": self.upc, "lookup": self.lpc}
 
@@ -222,23 +231,27 @@ def _updater(c: Core, v: Variant) -> None:
     S = ScopeParam("scope", c.agent, sets=not v.global_flag)
     en = BoolParam("enable")
 
-    # Tool threads behave as holders (context start/stop): enable a scope, later disable the same
-    # scope. One action per (scope, enable).
-    same_scope = And(Ite(S.is_all(), c.all(t), Not(c.all(t))),
-                     Forall(x, Ite(S.is_all(), True, c.inn(t, x) == S.has(x))))
+    # A call acts for a holder (a context: start enables its agent set, stop disables the same set,
+    # digest §2.2 callers); the holder is the event's `holder=` key, by default the thread itself.
+    # One action per (scope, enable).
+    h = Var("holder", c.holder)
+    same_scope = And(Ite(S.is_all(), c.hall(h), Not(c.hall(h))),
+                     Forall(x, Ite(S.is_all(), True, c.hin(h, x) == S.has(x))))
     for enable in (True, False):
-        guard = ((("{t} holds no reference (a start must precede its stop)", Not(c.hold(t))),)
+        guard = ((("{holder} holds no reference (a start must precede its stop)", Not(c.held(h))),)
                  if enable else
-                 (("{t} holds a reference", c.hold(t)),
-                  ("{t} stops the same agent set it started", same_scope)))
-        b.action(R, "idle", "update_begin", t, params=(S,), consts={"enable": enable},
-                 static={"agents": S, "enable": en}, guard=guard,
-                 updates=((c.hold(t), en), (c.enable(t), en), (c.all(t), S.is_all()),
+                 (("{holder} holds a reference", c.held(h)),
+                  ("{holder} stops the same agent set it started", same_scope)))
+        scope = ((c.hall(h), S.is_all()), _every(x, c.hin, h, S.has(x))) if enable else \
+            ((c.hall(h), False), _every(x, c.hin, h, False))
+        b.action(R, "idle", "update_begin", t, params=(h, S), consts={"enable": enable},
+                 static={"agents": S, "enable": en, "holder": h}, implied=("holder",), guard=guard,
+                 updates=((c.held(h), en), *scope, (c.enable(t), en), (c.all(t), S.is_all()),
                           _every(x, c.inn, t, S.has(x)), _every(x, c.pend, t, False),
                           _every(x, c.was, t, False), _every(x, c.wh, t, False)),
                  goto="acq_queues",
                  source="QueueController::update_serialization entry (enable_serialization / "
-                 "disable_serialization wrappers), digest §2.2")
+                 "disable_serialization wrappers, called by a context's start / stop), digest §2.2")
 
     def step(old: Expr) -> Expr:
         """++ on enable, -- clamped at 0 otherwise."""

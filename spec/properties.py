@@ -184,7 +184,7 @@ PROPERTIES: dict[str, Property] = {
 def settled(b: Backend, s: State, m: Model) -> Term:
     """A quiescent state reachable by running complete calls one at a time (no interleaving).
 
-    Every thread idle and no lock held; each updater either holds no reference or holds one on a
+    Every thread idle and no lock held; each holder either holds no reference or holds one on a
     scope it enabled; refcounts equal the holders; entries exist for any subset of agents and
     mirror the count. BMC may start from any such state: `spec.setup.prefix_for` rebuilds the
     sequential calls that reach it, so every counterexample is still a path from Init.
@@ -198,12 +198,16 @@ def settled(b: Backend, s: State, m: Model) -> Term:
 
         for mode in lock_modes(lock):
             parts += [b.Not(s[lv(lock, mode, t)]) for t in cfg.threads()]
-    for t in cfg.updater_ids():
-        parts.append(b.Implies(s[f"hold.{t}"], s[f"enable.{t}"]))
-        parts.append(b.Implies(b.Not(s[f"hold.{t}"]), b.Not(s[f"enable.{t}"])))
-        parts.append(b.Implies(s[f"hold.{t}"], b.Or(s[f"all.{t}"], *[s[f"in.{t}.{a}"] for a in range(cfg.agents)])))
+    for h in cfg.holder_ids():
+        parts.append(b.Implies(s[f"held.{h}"], b.Or(s[f"hall.{h}"], *[s[f"hin.{h}.{a}"] for a in range(cfg.agents)])))
+        parts.append(b.Implies(b.Not(s[f"held.{h}"]), b.Not(s[f"hall.{h}"])))
         if m.variant.global_flag:
-            parts.append(b.Implies(s[f"hold.{t}"], s[f"all.{t}"]))
+            parts.append(b.Implies(s[f"held.{h}"], s[f"hall.{h}"]))
+        for a in range(cfg.agents):
+            parts.append(b.Implies(b.Or(s[f"hall.{h}"], b.Not(s[f"held.{h}"])), b.Not(s[f"hin.{h}.{a}"])))
+    for t in cfg.updater_ids():
+        # an idle updater's call arguments (enable, all, in) are dead: its next begin overwrites
+        # them before reading (spec.setup.dead); its scratch is cleared
         for a in range(cfg.agents):
             parts += [b.Not(s[f"pend.{t}.{a}"]), b.Not(s[f"was.{t}.{a}"]), b.Not(s[f"wh.{t}.{a}"])]
             parts.append(b.Implies(s[f"all.{t}"], b.Not(s[f"in.{t}.{a}"])))
@@ -216,10 +220,10 @@ def settled(b: Backend, s: State, m: Model) -> Term:
             for a in range(1, cfg.agents):
                 last = b.If(s[f"ser.ex.{a}"], a, last)
         parts += [s[f"ag.{t}"] == last, b.Not(s[f"sh.{t}"])]
-    holders_all = b.Sum([b.And(s[f"hold.{t}"], s[f"all.{t}"]) for t in cfg.updater_ids()])
+    holders_all = b.Sum([b.And(s[f"held.{h}"], s[f"hall.{h}"]) for h in cfg.holder_ids()])
     parts.append(s["rc.all"] == holders_all)
     for a in range(cfg.agents):
-        holders_a = b.Sum([b.And(s[f"hold.{t}"], s[f"in.{t}.{a}"]) for t in cfg.updater_ids()])
+        holders_a = b.Sum([b.And(s[f"held.{h}"], s[f"hin.{h}.{a}"]) for h in cfg.holder_ids()])
         parts.append(s[f"rc.{a}"] == holders_a)
         if m.variant.global_flag:
             parts.append(s[f"ser.en.{a}"] == b.And(s[f"ser.ex.{a}"], s["flag"]))

@@ -48,19 +48,21 @@ def prefix_for(model: Model, target: Mapping[str, object]) -> list[Action]:
                         and x.params["agent"] == a]
             steps, state = run_alone(model, state, looker, begin)
             out += steps
-    for t in cfg.updater_ids():
-        if not target[f"hold.{t}"]:
+    starter = cfg.updater_ids()[0] if cfg.updaters else None
+    for h in cfg.holder_ids():
+        if not target[f"held.{h}"]:
             continue
-        if target[f"all.{t}"]:
+        if starter is None:
+            raise SetupError("a holder holds a reference but the model has no updater thread")
+        if target[f"hall.{h}"]:
             name = "all"
         else:
-            name = ",".join(str(a) for a in range(cfg.agents) if target[f"in.{t}.{a}"])
-        begins = [x for x in model.actions if x.thread == t and x.kind == "update_begin"
-                  and x.params["scope_name"] == name and x.params["enable"]]
+            name = ",".join(str(a) for a in range(cfg.agents) if target[f"hin.{h}.{a}"])
+        begins = [x for x in model.actions if x.thread == starter and x.kind == "update_begin"
+                  and x.params["scope_name"] == name and x.params["enable"] and x.params["holder"] == h]
         if len(begins) != 1:
-            raise SetupError(f"{t} holds scope '{name}', which this variant cannot start")
-        begin = begins[0]
-        steps, state = run_alone(model, state, t, begin)
+            raise SetupError(f"{h} holds scope '{name}', which this variant cannot start")
+        steps, state = run_alone(model, state, starter, begins[0])
         out += steps
     diff = {k: (state[k], target[k]) for k in state
             if not dead(k, target) and int(state[k]) != int(target[k])}  # type: ignore[arg-type]
@@ -70,11 +72,6 @@ def prefix_for(model: Model, target: Mapping[str, object]) -> list[Action]:
 
 
 def dead(name: str, s: Mapping[str, object]) -> bool:
-    """Locals of an idle thread that its next begin overwrites before reading (scratch of the last
-    call, or the scope of an updater that holds nothing)."""
-    parts = name.split(".")
-    if parts[0] in ("was", "wh", "pend", "sh", "ag", "any"):
-        return True
-    if parts[0] in ("all", "in", "enable"):
-        return not s[f"hold.{parts[1]}"]
-    return False
+    """Locals of an idle thread that its next begin overwrites before reading: the scratch and the
+    arguments of its last call."""
+    return name.split(".")[0] in ("was", "wh", "pend", "sh", "ag", "any", "all", "in", "enable")

@@ -27,11 +27,20 @@ SERIALIZER_LOCK = "serializer"  # lock class; instances are serializer.<agent>
 
 @dataclass(frozen=True)
 class Config:
-    """Model size: agents, updater (tool) threads and lookup (dispatch/queue-creation) threads."""
+    """Model size: agents, updater (tool) threads, lookup (dispatch/queue-creation) threads and
+    holders (contexts owning a reference; 0: one per updater, as a format-v1 header implies)."""
 
     agents: int = 2
     updaters: int = 2
     lookups: int = 2
+    holders: int = 0
+
+    @property
+    def n_holders(self) -> int:
+        return self.holders or self.updaters
+
+    def holder_ids(self) -> list[str]:
+        return [f"c{i}" for i in range(self.n_holders)]
 
     def updater_ids(self) -> list[str]:
         return [f"u{i}" for i in range(self.updaters)]
@@ -46,7 +55,8 @@ class Config:
         return list(LOCK_MODES) + [f"{SERIALIZER_LOCK}.{a}" for a in range(self.agents)]
 
     def describe(self) -> str:
-        return f"{self.agents} agents, {self.updaters} updaters, {self.lookups} lookups"
+        extra = f", {self.holders} holders" if self.holders else ""
+        return f"{self.agents} agents, {self.updaters} updaters, {self.lookups} lookups{extra}"
 
 
 def lock_modes(lock: str) -> tuple[str, ...]:

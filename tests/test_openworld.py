@@ -53,9 +53,11 @@ def test_eight_agents_sixty_four_threads_no_sizes() -> None:
                                           ("global-flag", "creation-consistent"),
                                           ("reversed-lookup-order", "lock-order-acyclic")])
 def test_bad_variants_are_caught_at_eight_agents(variant: str, prop: str) -> None:
+    # half the steps are updates: with eight agents the entries are all created in the first few
+    # hundred events, and a creation race needs updates interleaved with those creations
     caught = 0
     for seed in range(3):
-        r = _check("\n".join(generate(variant, 8, 8, 8, 4000, seed=seed)) + "\n")
+        r = _check("\n".join(generate(variant, 8, 8, 8, 4000, seed=seed, lookup_share=0.5)) + "\n")
         caught += r.verdict == Verdict.VIOLATED and r.prop == prop
     assert caught == 3
 
@@ -150,3 +152,38 @@ def test_world_tables_keep_only_what_differs() -> None:
     assert t.rows == {}  # back to the initial value: nothing is stored
     t.set_row(("u",), True, {"a": False})
     assert t.get(("u", "zz")) is True and t.get(("u", "a")) is False and t.get(("v", "a")) is False
+
+
+def test_a_thread_may_start_two_contexts_before_stopping_either() -> None:
+    """References belong to holders (contexts), not threads (issue 11): a run where tool threads
+    act for two contexts each is accepted, and it does contain a thread that starts its second
+    context while the first is still started."""
+    lines = list(generate("final", agents=8, updaters=4, lookups=8, events=20_000, seed=3, contexts=2))
+    r = _check("\n".join(lines) + "\n")
+    assert r.verdict == Verdict.ACCEPTED, r.message
+    open_refs: dict[str, set[str]] = {}
+    overlapped = False
+    for ln in lines[1:-1]:
+        f = ln.split()
+        if f[2] != "update_begin":
+            continue
+        kv = dict(x.split("=", 1) for x in f[3:])
+        holder = kv.get("holder", f[1])
+        mine = open_refs.setdefault(f[1], set())
+        if kv["enable"] == "1":
+            overlapped |= bool(mine)
+            mine.add(holder)
+        else:
+            mine.discard(holder)
+    assert overlapped
+
+
+def test_a_holder_that_stops_what_it_never_started_diverges() -> None:
+    """The holder is what the stop is checked against: a stop for a context that holds nothing
+    names it in the failed guard."""
+    lines = list(generate("final", agents=2, updaters=1, lookups=1, events=50, seed=1))
+    body = lines[1:-1]
+    bad = [lines[0], *body, f"{len(body) + 1} 777 update_begin agents=all enable=0 holder=nobody"]
+    r = _check("\n".join(bad) + "\n")
+    assert r.verdict == Verdict.DIVERGED
+    assert "nobody holds a reference" in r.message

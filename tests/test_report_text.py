@@ -30,9 +30,9 @@ def _result(variant: str, prop: str, verdict: str, expected: str, cex: tuple[Cex
                        reason, "src")
 
 
-_CEX = (CexStep(1, "u0", "update_begin", (("agents", "0"), ("enable", "1")), (("hold.u0", "0", "1"),), setup=True),
+_CEX = (CexStep(1, "u0", "update_begin", (("agents", "0"), ("enable", "1")), (("held.c0", "0", "1"),), setup=True),
         CexStep(2, "l0", "lock_acquire", (("lock", "refcount"), ("mode", "shared")), (("lk.refcount.r.l0", "0", "1"),)),
-        CexStep(3, "u0", "update_begin", (("agents", "0"), ("enable", "0")), (("hold.u0", "1", "0"),)),
+        CexStep(3, "u0", "update_begin", (("agents", "0"), ("enable", "0")), (("held.c0", "1", "0"),)),
         CexStep(4, "l0", "refcount_read", (("agent", "0"), ("count", "0")), ()),
         CexStep(5, "l0", "lock_release", (("lock", "refcount"), ("mode", "shared")), (("lk.refcount.r.l0", "1", "0"),)),
         CexStep(6, "l0", "serializer_insert", (("agent", "0"), ("created", "0")), (("ser.ex.0", "0", "1"),)))
@@ -159,15 +159,15 @@ def test_every_state_variable_of_both_models_has_a_legend_entry() -> None:
 def test_counterexample_text_has_start_state_failing_step_and_legend() -> None:
     r = _result("stale-lookup", "creation-consistent", "violated", "violated", _CEX)
     v = cexr.view(r, "core")
-    assert v.setup == 1 and v.start == (("hold.u0", "1"),) and v.threads == ("u0", "l0")
+    assert v.setup == 1 and v.start == (("held.c0", "1"),) and v.threads == ("u0", "l0")
     assert [(h.thread, h.lock, h.first, h.last) for h in v.holdings] == [("l0", "refcount", 2, 5)]
     lines = cexr.text(v, "creation-consistent (P2)")
-    assert "reached by 1 setup steps" in lines[0] and "hold.u0=1" in lines[1]
+    assert "reached by 1 setup steps" in lines[0] and "held.c0=1" in lines[1]
     marked = [ln for ln in lines if ln.startswith(">>")]
     assert len(marked) == 1 and "serializer_insert" in marked[0] and marked[0].split()[1] == "6"
     assert any("violates creation-consistent (P2): ser.ex.0 0 -> 1" in ln for ln in lines)
     legend = lines[lines.index("  legend:") + 1:]
-    assert [ln.split()[0] for ln in legend] == ["hold.u0", "ser.ex.0"]
+    assert [ln.split()[0] for ln in legend] == ["held.c0", "ser.ex.0"]
     # a thread that only ran setup calls gets no column
     only_setup = _result("x", "creation-consistent", "violated", "violated", (_CEX[0],) + tuple(
         s for s in _CEX[1:] if s.thread == "l0"))

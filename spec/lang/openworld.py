@@ -727,6 +727,8 @@ class OpenWorld:
         """Bind the action's parameters from the event's static keys; False if they do not fit."""
         for k, spec in a.static:
             got = keys.get(k)
+            if got is None and k in a.defn.implied:
+                got = str(env[a.defn.thread.name])  # omitted: the thread acts for itself (Action.implied)
             if got is None:
                 return False
             if isinstance(spec, str):

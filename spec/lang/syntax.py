@@ -398,6 +398,11 @@ class Action:
     # holds at every size (tests/test_parametric_lifecycle.py checks the implication on reached
     # states). TRUE drops the conjunct. Finite and open-world readings ignore this field.
     any_size: tuple[tuple[str, Expr], ...] = ()
+    # static keys an event may leave out: an omitted one names the acting thread's own element of
+    # that parameter's sort (finite readings: the element with the thread's index in its role; the
+    # open world: the element spelled like the thread's id), so a trace whose threads each act for
+    # one holder of their own (format v1, the recorders) need not write it
+    implied: tuple[str, ...] = ()
 
     @property
     def per(self) -> str:
@@ -518,6 +523,7 @@ class Builder:
                checks: Iterable[tuple[str, str, ExprLike]] = (),
                ghost: Iterable[str] = (),
                any_size: Mapping[str, ExprLike] | None = None,
+               implied: Iterable[str] = (),
                source: str = "") -> Action:
         ups = list(updates)
         act = Action(role, at, kind, thread, tuple(params), tuple((static or {}).items()),
@@ -525,6 +531,7 @@ class Builder:
                      tuple((k, lift(v)) for k, v in (observe or {}).items()), source,
                      None if goto is None else lift(goto), tuple((consts or {}).items()),
                      tuple((k, why, lift(v)) for k, why, v in checks), tuple(ghost),
-                     tuple((k, lift(v)) for k, v in (any_size or {}).items()))
+                     tuple((k, lift(v)) for k, v in (any_size or {}).items()), tuple(implied))
+        assert all(isinstance(dict(act.static).get(k), Var) for k in act.implied), "implied keys name sort parameters"
         self.p.actions.append(act)
         return act

@@ -1,7 +1,8 @@
 """Parametric vocabulary of the core protocol (digest §1.2, §1.3) over uninterpreted sorts.
 
-Agents, updater threads (callers of update_serialization(), digest §2.2) and lookup threads
-(callers of serializer(), digest §2.1) are three uninterpreted sorts. Two thread sorts rather
+Agents, updater threads (callers of update_serialization(), digest §2.2), lookup threads
+(callers of serializer(), digest §2.1) and holders (the contexts a call acts for) are four
+uninterpreted sorts. Two thread sorts rather
 than one keep each role's locals total functions of its own sort and never force a role test.
 
 Refcounts are integers: `rc_all` a constant, `rc` a function Agent -> Int, exactly as
@@ -39,6 +40,7 @@ from ..variants import VARIANTS
 Agent = z3.DeclareSort("Agent")
 Updater = z3.DeclareSort("Updater")
 Lookup = z3.DeclareSort("Lookup")
+Holder = z3.DeclareSort("Holder")  # contexts owning a reference (spec.programs Core.holder)
 ROLE_SORT = {"updater": Updater, "lookup": Lookup}
 
 Fn = Callable[..., z3.ExprRef]
@@ -74,7 +76,7 @@ def exists(sort: z3.SortRef, body: Callable[[z3.ExprRef], z3.ExprRef]) -> z3.Boo
 # The any-size reading of spec/programs.py: every variant shares the state, so one reading
 # serves them all; a symbol exists when some variant's action writes it.
 READING = Reading([definition(v) for v in VARIANTS.values()],
-                  {"agent": Agent, "updater": Updater, "lookup": Lookup}, symbol_name, forall, exists)
+                  {"agent": Agent, "updater": Updater, "lookup": Lookup, "holder": Holder}, symbol_name, forall, exists)
 UPc, UPC = READING.enum(READING.proto.pc["updater"].dom)  # type: ignore[arg-type]
 LPc, LPC = READING.enum(READING.proto.pc["lookup"].dom)  # type: ignore[arg-type]
 PC = {"updater": UPC, "lookup": LPC}

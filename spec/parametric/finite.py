@@ -16,7 +16,7 @@ import z3
 from ..lang.finite import Universe
 from ..lang.syntax import BoolDom, EnumDom, Func, IntDom, SortDom
 from ..vocabulary import Config
-from .encoding import READING, Agent, Lookup, PState, Updater, finite_universe
+from .encoding import READING, Agent, Holder, Lookup, PState, Updater, finite_universe
 
 
 class Structure:
@@ -25,7 +25,8 @@ class Structure:
         self.agents = [z3.Const(f"a{i}!{tag}", Agent) for i in range(cfg.agents)]
         self.updaters = [z3.Const(f"{u}!{tag}", Updater) for u in cfg.updater_ids()]
         self.lookups = [z3.Const(f"{l}!{tag}", Lookup) for l in cfg.lookup_ids()]
-        self.elems = {Agent: self.agents, Updater: self.updaters, Lookup: self.lookups}
+        self.holders = [z3.Const(f"{h}!{tag}", Holder) for h in cfg.holder_ids()]
+        self.elems = {Agent: self.agents, Updater: self.updaters, Lookup: self.lookups, Holder: self.holders}
 
     def universe(self):  # type: ignore[no-untyped-def]
         return finite_universe(self.elems)
@@ -48,8 +49,9 @@ class Structure:
         reading at this size; the concrete name is the fixed-size reading's key for the same
         application, so both sides come from the one definition."""
         u = Universe(READING.proto, {"agent": self.cfg.agents, "updater": self.cfg.updaters,
-                                     "lookup": self.cfg.lookups})
-        z3_elems = {"agent": self.agents, "updater": self.updaters, "lookup": self.lookups}
+                                     "lookup": self.cfg.lookups, "holder": self.cfg.n_holders})
+        z3_elems = {"agent": self.agents, "updater": self.updaters, "lookup": self.lookups,
+                    "holder": self.holders}
         for (fname, leaves), sym in READING.symbols.items():
             f = READING.proto.func(fname)
             combos: list[tuple[tuple[object, z3.ExprRef], ...]] = [()]

@@ -13,7 +13,7 @@ import z3
 from ..programs import LOOKUP_LABELS, UPDATER_LABELS
 from ..vocabulary import Config
 from .transitions import PAction, Params
-from .encoding import LPC, UPC, Agent, Lookup, PState, Updater, enabled, finite_universe, forall, fresh_state
+from .encoding import LPC, UPC, Agent, Holder, Lookup, PState, Updater, enabled, finite_universe, forall, fresh_state
 from .finite import Structure
 from .invariants import Conjunct
 from .results import Check, Cti
@@ -26,8 +26,10 @@ def init(s: PState) -> z3.BoolRef:
         s.rc_all() == 0, z3.Not(s.flag()),
         forall(Agent, lambda x: z3.And(s.rc(x) == 0, z3.Not(s.ex(x)), z3.Not(s.en(x)))),
         forall(Updater, lambda u: z3.And(
-            s.upc(u) == UPC["idle"], *[z3.Not(s.fns[k](u)) for k in ("uq", "uw", "usr", "usw", "hold", "enable", "all")],
+            s.upc(u) == UPC["idle"], *[z3.Not(s.fns[k](u)) for k in ("uq", "uw", "usr", "usw", "enable", "all")],
             forall(Agent, lambda x: z3.And(*[z3.Not(s.fns[k](u, x)) for k in ("us", "inn", "pend", "was", "wh")])))),
+        forall(Holder, lambda h: z3.And(z3.Not(s.held(h)), z3.Not(s.hall(h)),
+                                        forall(Agent, lambda x: z3.Not(s.hin(h, x))))),
         forall(Lookup, lambda l: z3.And(
             s.lpc(l) == LPC["idle"], *[z3.Not(s.fns[k](l)) for k in ("lr", "lsr", "lsw", "sh")],
             forall(Agent, lambda x: z3.Not(s.ls(l, x))))),
