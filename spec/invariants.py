@@ -37,8 +37,14 @@ def candidates(m: Model) -> list[Candidate]:
     cfg = m.cfg
     A = range(cfg.agents)
     out: list[Candidate] = []
+    seen: set[str] = set()
 
     def add(name: str, fn: CandFn) -> None:
+        # Houdini and the stored .inv files key candidates by name: two under one name would
+        # share one assumption literal and one post-state term (a silent "no progress")
+        if name in seen:
+            raise ValueError(f"two invariant candidates named {name!r}")
+        seen.add(name)
         out.append(Candidate(name, fn))
 
     # ---- lock ownership follows the program counter; mutual exclusion ----
@@ -88,7 +94,7 @@ def candidates(m: Model) -> list[Candidate]:
     # ---- refcount bounds (the proof is at a fixed size; counts stay within the holders) ----
     for name in ["rc.all"] + [f"rc.{a}" for a in A]:
         add(f"{name} >= 0", lambda b, s, name=name: s[name] >= 0)
-        add(f"{name} <= holders", lambda b, s, name=name: s[name] <= cfg.n_holders)
+        add(f"{name} <= #holders", lambda b, s, name=name: s[name] <= cfg.n_holders)
     for t in cfg.updater_ids():
         labels = LABELS["updater"]
         add(f"pc.{t} in range", lambda b, s, t=t: b.And(s[f"pc.{t}"] >= 0, s[f"pc.{t}"] < len(labels)))
@@ -186,5 +192,5 @@ def candidates(m: Model) -> list[Candidate]:
             lambda b, s, a=a: b.Implies(
                 b.And(*[b.Not(s[lv("refcount", "exclusive", u)]) for u in cfg.threads()], b.Not(window(b, s, a))),
                 mirror(b, s, a)))
-        add("flag == any enabled", lambda b, s: s["flag"] == b.Or(s["rc.all"] > 0, *[s[f"rc.{x}"] > 0 for x in A]))
+    add("flag == any enabled", lambda b, s: s["flag"] == b.Or(s["rc.all"] > 0, *[s[f"rc.{x}"] > 0 for x in A]))
     return out

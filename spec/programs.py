@@ -149,7 +149,12 @@ class Core:
 
     # an updater between changing a count and applying the transitions it causes (issue 11 item 2:
     # P1 is judged per agent wherever no update of that agent is mid-transition, so continuous
-    # lookups cannot hide a stale serializer); a lookup between creating an entry and enabling it
+    # lookups cannot hide a stale serializer); a lookup between creating an entry and enabling it.
+    # Checked against QueueController::update_serialization / serializer() at amd-vkale@5d4ce3a9:
+    # the counts change inside `_serialization_refcount.wlock`, the transitions follow in the same
+    # scope under `_profiler_serializer.wlock` (one `ser_itr->second->wlock` per crossed entry), and
+    # the window closes when that map lock is released; in serializer() the window is the emplace
+    # and the `enable({})` under the same `ulock` upgrade
     UPDATER_WINDOW = ("count", "release_refcount_early", "acq_map", "apply", "set_state", "release_serializer")
     LOOKUP_WINDOW = ("acq_serializer", "enable")
 
