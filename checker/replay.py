@@ -274,11 +274,8 @@ class Engine:
         if statics is None:
             return Failure(Verdict.DIVERGED, "CHK204",
                            f"variant {m.variant.name} has no '{kind}' step; {t} could do: {self.options(s, t)}")
-        given = dict(ev.args)
-        for k, v in getattr(m, "implied", {}).get((t, kind), ()):
-            given.setdefault(k, v)  # a key the event may omit (the holder a thread acts for)
-        static = tuple((k, given[k]) for k in statics if k in given)
-        cands = m.actions_by_key.get((t, kind, static))
+        static = tuple((k, v) for k, v in ev.args if k in statics)
+        cands = m.select(t, kind, dict(ev.args))  # fills in the keys an event may omit (holder)
         if not cands:
             args = " ".join(f"{k}={v}" for k, v in static)
             return Failure(Verdict.DIVERGED, "CHK204",

@@ -67,8 +67,11 @@ def definition_hash(model: Model) -> str:
 
 def cert_name(model: Model) -> str:
     kind = getattr(model, "kind", "core")
+    # a size field left at its default of 0 ("as many as ...", Config.holders) is not named, so
+    # adding such a field keeps every stored name
     size = "-".join(f"{f.name}{int(v) if isinstance(v, bool) else v}"
-                    for f in fields(model.cfg) for v in [getattr(model.cfg, f.name)])
+                    for f in fields(model.cfg) for v in [getattr(model.cfg, f.name)]
+                    if not (f.name == "holders" and v == 0))
     return f"{kind}-{model.variant.name}-{size}.json"
 
 

@@ -165,6 +165,16 @@ class Model:
                 out[(t, act.kind)] = tuple(vals)
         return out
 
+    def select(self, thread: str, kind: str, args: Mapping[str, str]) -> list[Action]:
+        """The actions an event (thread, kind, key=value) can be: its static keys, with the ones
+        it may leave out (`implied`) filled in, select them. Shared by replay, the stored-path
+        replays and the certificates, so an event names the same actions everywhere."""
+        statics = self.static_keys.get(kind, ())
+        given = dict(args)
+        for k, v in self.implied.get((thread, kind), ()):
+            given.setdefault(k, v)
+        return self.actions_by_key.get((thread, kind, tuple((k, given[k]) for k in statics if k in given)), [])
+
     def claim(self, name: str) -> Callable[[Backend, State], Term]:
         """An invariant claim of the definition compiled at this size."""
         if name not in self._claims:

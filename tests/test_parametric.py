@@ -56,9 +56,10 @@ def _counterpart(st: Structure, idx: dict, act: Action) -> tuple[PAction, Params
     a = st.agents[int(act.params.get("agent", 0))]  # type: ignore[arg-type]
     if act.step.per == "scope":
         members: tuple[int, ...] = act.params["scope"]  # type: ignore[assignment]
+        h = st.holders[st.cfg.holder_ids().index(act.params["holder"])] if "holder" in act.params else None
         return pas[0], Params(t, a, z3.BoolVal(act.params["scope_name"] == "all"),
                               lambda x: z3.Or(*[x == st.agents[i] for i in members]) if members else z3.BoolVal(False),
-                              tag=f"x{act.index}")
+                              tag=f"x{act.index}", h=h)
     return pas[0], Params(t, a, tag=f"x{act.index}")
 
 

@@ -43,8 +43,7 @@ def replay_events(model: Model, lines: Sequence[str]) -> tuple[list[dict], list[
     for ln in lines:
         _, thread, kind, *kvs = ln.split()
         args = dict(kv.split("=", 1) for kv in kvs)
-        static = tuple((k, args[k]) for k in model.static_keys.get(kind, ()) if k in args)
-        cands = [a for a in model.actions_by_key.get((thread, kind, static), []) if a.enabled(CONCRETE, states[-1])]
+        cands = [a for a in model.select(thread, kind, args) if a.enabled(CONCRETE, states[-1])]
         if len(cands) != 1:
             return None
         acts.append(cands[0])

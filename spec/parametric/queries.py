@@ -68,6 +68,7 @@ class Bounded:
             Agent: [z3.Const(f"a{i}#{tag}", Agent) for i in range(sizes[0])],
             Updater: [z3.Const(f"u{i}#{tag}", Updater) for i in range(sizes[1])],
             Lookup: [z3.Const(f"l{i}#{tag}", Lookup) for i in range(sizes[2])],
+            Holder: [z3.Const(f"c{i}#{tag}", Holder) for i in range(sizes[1])],  # one per updater
         }
 
     def closure(self, s: PState) -> list[z3.BoolRef]:
@@ -114,7 +115,8 @@ def action_params(tag: str, pa: PAction, b: Bounded | None = None) -> Params:
     sort = Updater if pa.role == "updater" else Lookup
     t = b.elems[sort][0] if b else z3.Const(f"t@{tag}", sort)
     a = b.elems[Agent][0] if b else z3.Const(f"a@{tag}", Agent)
-    return Params(t, a, z3.Bool(f"all_p@{tag}"), z3.Function(f"scope@{tag}", Agent, z3.BoolSort()), tag=tag)
+    h = b.elems[Holder][0] if b else z3.Const(f"h@{tag}", Holder)
+    return Params(t, a, z3.Bool(f"all_p@{tag}"), z3.Function(f"scope@{tag}", Agent, z3.BoolSort()), tag=tag, h=h)
 
 
 # ---- CTI rendering --------------------------------------------------------------------------
@@ -134,8 +136,9 @@ class ModelStructure(Structure):
             return u
 
         self.agents, self.updaters, self.lookups = univ(Agent), univ(Updater), univ(Lookup)
-        self.cfg = Config(len(self.agents), len(self.updaters), len(self.lookups))
-        self.elems = {Agent: self.agents, Updater: self.updaters, Lookup: self.lookups}
+        self.holders = univ(Holder)
+        self.cfg = Config(len(self.agents), len(self.updaters), len(self.lookups), len(self.holders))
+        self.elems = {Agent: self.agents, Updater: self.updaters, Lookup: self.lookups, Holder: self.holders}
 
 
 def _txt(v: int | bool) -> str:

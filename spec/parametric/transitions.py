@@ -17,7 +17,7 @@ import z3
 from ..lang.syntax import Action, Expr, Lit, Op, ScopeParam, Var
 from ..programs import definition
 from ..variants import Variant
-from .encoding import READING, PState
+from .encoding import READING, Holder, PState
 
 T, F = z3.BoolVal(True), z3.BoolVal(False)
 
@@ -31,6 +31,7 @@ class Params:
     all_p: z3.ExprRef = T
     scope: Callable[[z3.ExprRef], z3.ExprRef] = lambda x: F
     tag: str = "p"
+    h: z3.ExprRef | None = None  # the holder an update_begin acts for (a fresh one if None)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ class PAction:
         for prm in act.params:
             if isinstance(prm, ScopeParam):
                 env[prm.name] = (p.all_p, p.scope)
+            elif isinstance(prm, Var) and prm.sort.name == "holder":
+                env[prm.name] = p.h if p.h is not None else z3.Const(f"h@{p.tag}", Holder)
             elif isinstance(prm, Var):
                 env[prm.name] = p.a
         f = READING.fire(act, s.fns, env)
