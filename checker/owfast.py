@@ -114,8 +114,16 @@ class FastRun:
                         elif isinstance(v, str):
                             s.add(v)
                 args = [env[n] for n in ca.args]
-                if any(a is marker for a in args):
-                    return None
+                mine = [i for i, a in enumerate(args) if a is marker]
+                if mine:
+                    # a parameter the event left to the thread (Action.implied: the holder a
+                    # thread acts for): filled in per call, so the cached step serves every thread
+                    sorts = {p.name: p.sort.name for p in oa.defn.params if hasattr(p, "sort")}
+                    named = [self.named[sorts[n]] for i, n in enumerate(ca.args)
+                             if i in mine and sorts.get(n) in self.named]
+                    calls.append(functools.partial(_as_thread, self.fns[ca.index], tuple(args), tuple(mine),
+                                                   tuple(obs), tuple(named)))
+                    continue
                 calls.append(functools.partial(self.fns[ca.index], *args, *obs))
         if not calls:
             return None
@@ -399,3 +407,13 @@ def _fast(chk: V2Check, eng: FastRun, lines: list[str], i: int, n: int) -> int:
         sq.last, sq.expect = exp - 1, exp
         chk.events, chk.last_line = events, last_line
     return j
+
+
+def _as_thread(fn: Any, args: tuple, mine: tuple, obs: tuple, named: tuple, t: str) -> Any:
+    """Call a compiled step whose parameters at `mine` are the acting thread's own element."""
+    full = list(args)
+    for i in mine:
+        full[i] = t
+    for s in named:
+        s.add(t)
+    return fn(*full, *obs, t)

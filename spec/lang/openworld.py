@@ -727,8 +727,12 @@ class OpenWorld:
         """Bind the action's parameters from the event's static keys; False if they do not fit."""
         for k, spec in a.static:
             got = keys.get(k)
-            if got is None and k in a.defn.implied:
-                got = str(env[a.defn.thread.name])  # omitted: the thread acts for itself (Action.implied)
+            if got is None and k in a.defn.implied:  # omitted: the thread acts for itself (Action.implied)
+                me = env[a.defn.thread.name]
+                if not isinstance(me, str):  # bound without a thread (a per-line cache): the
+                    env[spec.name] = me      # parameter is the thread's, whichever it is
+                    continue
+                got = me
             if got is None:
                 return False
             if isinstance(spec, str):
