@@ -2,6 +2,7 @@
 
     python bench/cpp_rates.py core stale-lookup --agents 2 --threads 2 --ops 200 --seeds 20
     python bench/cpp_rates.py core final --matrix     # 2/4/8 agents x 4..64 threads
+    python bench/cpp_rates.py --table --seeds 20      # README's table: historical variant x format x size
 
 Prints one JSON line per configuration: runs, accepted, violated (by property), diverged (by code
 and message), other; the first message of each distinct cause is kept verbatim. A rate script,
@@ -49,13 +50,56 @@ def tally(model: str, variant: str, seeds: int, extra: list[str]) -> dict[str, o
             "accepted": counts.pop("accepted", 0), "causes": dict(counts.most_common())}
 
 
+# The README's rate table. Each historical variant's bug: the properties a run of it may fail
+# (a stale lookup inserts a disabled entry, P2, or enables an existing one from its stale read, P1).
+BUG_PROPS = {"stale-lookup": ("creation-consistent", "serializer-mirrors-refcount"),
+             "apply-after-unlock": ("serializer-mirrors-refcount",),
+             "global-flag": ("serializer-mirrors-refcount", "creation-consistent"),
+             "pre-fix": ("serializer-mirrors-refcount", "creation-consistent")}
+# (format, agents, updaters, lookups, ops, jitter); the other knobs are spmcheck-impl's defaults
+# (--hold-us 20, --gap-us 50). v1 declares sizes (at most 6 per role); v2 has none.
+# The last two rows are 64 threads two ways: half tool threads, and the shape of a real process
+# (a few tool threads, many queue threads), where an agent's count returns to 0 more often.
+TABLE = ((1, 1, 3, 3, 150, 0.5), (1, 2, 2, 2, 200, 0.2), (1, 4, 4, 4, 100, 0.2),
+         (2, 2, 2, 2, 200, 0.2), (2, 4, 8, 8, 100, 0.2), (2, 8, 32, 32, 40, 0.2), (2, 8, 8, 56, 100, 0.2))
+
+
+def table(seeds: int, variants: list[str], only: list[int] | None = None) -> list[str]:
+    """Markdown rows: variant, format, size, rejected by the bug's property (of `seeds` runs),
+    with every other outcome named."""
+    rows = ["| variant | format | agents | threads (updaters+lookups) | rejected by the bug | other outcomes |",
+            "|---|---|---|---|---|---|"]
+    for v in variants:
+        for fmt, agents, upd, look, ops, jit in (TABLE[i] for i in only or range(len(TABLE))):
+            extra = ["--format", str(fmt), "--agents", str(agents), "--updaters", str(upd), "--lookups", str(look),
+                     "--ops", str(ops), "--jitter", str(jit)]
+            t = tally("core", v, seeds, extra)
+            causes: dict[str, int] = dict(t["causes"])  # type: ignore[arg-type]
+            bug = sum(n for c, n in causes.items() if any(c == f"violated {p} [CHK101]" for p in BUG_PROPS[v]))
+            by = ", ".join(f"{c.split()[1]} {n}" for c, n in causes.items()
+                           if any(c == f"violated {p} [CHK101]" for p in BUG_PROPS[v]))
+            other = [f"accepted {t['accepted']}"] if t["accepted"] else []
+            other += [f"{c} {n}" for c, n in causes.items() if not any(c == f"violated {p} [CHK101]"
+                                                                       for p in BUG_PROPS[v])]
+            rows.append(f"| {v} | v{fmt} | {agents} | {upd + look} ({upd}+{look}), ops {ops}, jitter {jit} | "
+                        f"{bug}/{seeds} ({by}) | {', '.join(other) or '—'} |")
+            print(rows[-1], flush=True)
+    return rows
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("model", choices=("core", "lifecycle"))
-    p.add_argument("variant")
+    p.add_argument("model", choices=("core", "lifecycle"), nargs="?", default="core")
+    p.add_argument("variant", nargs="?", default="final")
     p.add_argument("--seeds", type=int, default=20)
     p.add_argument("--matrix", action="store_true", help="core: agents 2/4/8 x threads 4/8/16/32/64 (total)")
+    p.add_argument("--table", nargs="*", metavar="VARIANT", default=None,
+                   help="the README's table for these historical variants (default: all four)")
+    p.add_argument("--rows", default="", help="--table: only these rows of TABLE (comma-separated indices)")
     a, rest = p.parse_known_args()
+    if a.table is not None:
+        table(a.seeds, a.table or list(BUG_PROPS), [int(x) for x in a.rows.split(",") if x])
+        return 0
     if a.matrix:
         for agents in (2, 4, 8):
             for total in (4, 8, 16, 32, 64):

@@ -44,16 +44,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "always checked); "
                              "confirms that a counterexample from `spmcheck cex` fails the property it was "
                              "exported for, at its last step")
+    parser.add_argument("--reorder-window", type=int, default=0, metavar="N",
+                        help="events may appear up to N lines out of sequence order (per-thread buffers "
+                             "flushed unmerged); they are checked in sequence order, and an event more than "
+                             "N lines late is TRC021 (default 0: the file must be in order)")
     from .options import output_args
 
     output_args(parser)
 
 
-def _check(path: str, findings_fail: bool = False, only: str | None = None) -> FileResult:
+def _check(path: str, findings_fail: bool = False, only: str | None = None, window: int = 0) -> FileResult:
     from .replay import check_path
 
     try:
-        return check_path(path, findings_fail=findings_fail, only=only)
+        return check_path(path, findings_fail=findings_fail, only=only, reorder_window=window)
     except Exception as e:  # a checker bug must not hide the other files' results, nor read as a verdict
         from .results import Verdict
 
@@ -62,17 +66,17 @@ def _check(path: str, findings_fail: bool = False, only: str | None = None) -> F
         return FileResult(path, Verdict.ERROR, code="TRC000", message=msg)
 
 
-_OPTS: tuple[bool, str | None] = (False, None)  # a worker's (findings_fail, only), set by _warm
+_OPTS: tuple[bool, str | None, int] = (False, None, 0)  # a worker's (findings_fail, only, window), set by _warm
 
 
-def _warm(findings_fail: bool, only: str | None) -> None:
+def _warm(findings_fail: bool, only: str | None, window: int = 0) -> None:
     """Worker initializer: the checker (grammar, protocol definition, model compiler) is imported
     once per worker, not once per file; each worker keeps its compiled engines (replay._ENGINES)
     for every later file of the same configuration."""
     global _OPTS
     from . import replay  # noqa: F401 - the import is the warm-up
 
-    _OPTS = (findings_fail, only)
+    _OPTS = (findings_fail, only, window)
 
 
 def _check_in_worker(path: str) -> FileResult:
@@ -173,13 +177,13 @@ def _prebuild_v2(path: str) -> bool:
 
 
 def checked(files: Sequence[str], jobs: int, findings_fail: bool = False,
-            only: str | None = None) -> Iterator[FileResult]:
+            only: str | None = None, window: int = 0) -> Iterator[FileResult]:
     """The result of every file, in input order. With jobs > 1 the files are sharded across
     that many warm worker processes (largest file submitted first, so one big file does not
     end up last on a busy worker) and each result is yielded once it and all before it are in."""
     if jobs <= 1 or len(files) <= 1 or "-" in files:
         for f in files:
-            yield _check(f, findings_fail, only)
+            yield _check(f, findings_fail, only, window)
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
@@ -189,7 +193,7 @@ def checked(files: Sequence[str], jobs: int, findings_fail: bool = False,
     _prebuild(files, only)  # before the fork: every worker inherits the compiled engines
 
     with ProcessPoolExecutor(max_workers=min(jobs, len(files)), mp_context=ctx, initializer=_warm,
-                             initargs=(findings_fail, only)) as pool:
+                             initargs=(findings_fail, only, window)) as pool:
         order = sorted(range(len(files)), key=lambda i: -_size(files[i]))
         futures = {i: pool.submit(_check_in_worker, files[i]) for i in order}
         for i in range(len(files)):
@@ -245,6 +249,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"spmcheck: error: {bad}", file=sys.stderr)
         return exitcodes.IO_ERROR
     findings_fail = bool(getattr(args, "findings_fail", False))
+    window = int(getattr(args, "reorder_window", 0) or 0)
+    if window < 0:
+        print("spmcheck: error: --reorder-window must be >= 0", file=sys.stderr)
+        return 2
     verbose = bool(getattr(args, "verbose", False))
     timings = bool(getattr(args, "timings", False))
     json_to_stdout = getattr(args, "json", None) == "-"
@@ -252,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
     results: list[FileResult] = []
     # each file's lines are printed as soon as it and every file before it are done: the text is
     # the same, byte for byte, whatever --jobs is
-    for r in checked(files, jobs, findings_fail, only):
+    for r in checked(files, jobs, findings_fail, only, window):
         results.append(r)
         for line in report.text_lines(r, verbose):
             print(line, file=out)
@@ -289,7 +297,8 @@ def _written(problem: str | None, code: int) -> int:
 
 
 def _config(args: argparse.Namespace, only: str | None) -> dict[str, object]:
-    return {"property": only, "findings_fail": bool(getattr(args, "findings_fail", False))}
+    return {"property": only, "findings_fail": bool(getattr(args, "findings_fail", False)),
+            "reorder_window": int(getattr(args, "reorder_window", 0) or 0)}
 
 
 def _ci(args: argparse.Namespace, results: list[FileResult], code: int) -> int:

@@ -54,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="trace format (--impl cpp, core): 1 names threads u0/l0 and declares sizes "
                         "(at most 6 agents); 2 writes opaque thread ids and no sizes (any number of agents "
                         "and threads, e.g. 8 agents and 64 threads)")
+    parser.add_argument("--chunk", type=int, default=0, metavar="K",
+                        help="--impl cpp: write each thread's buffer in runs of K records, unmerged, as a sink "
+                        "that flushes full buffers would (check it with `spmcheck check --reorder-window N`)")
     parser.add_argument("-o", "--output", required=True, help="trace file to write")
     parser.add_argument("--json", metavar="PATH", help="write the JSON envelope ('-' for stdout)")
     lc = parser.add_argument_group("lifecycle (--model lifecycle)")
@@ -128,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
         from .record_cpp import run_cpp
 
         return run_cpp(args)
+    if getattr(args, "chunk", 0):
+        print("spmcheck: error: --chunk is written by the C++ sink only (add --impl cpp)", file=sys.stderr)
+        return exitcodes.USAGE
     lifecycle = getattr(args, "model", "core") == "lifecycle"
     try:
         cfg = lc_config_from(args) if lifecycle else config_from(args)

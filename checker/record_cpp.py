@@ -32,9 +32,12 @@ def command(args: argparse.Namespace, exe: str) -> list[str]:
         raise ValueError("--seconds is not supported with --impl cpp (use --ops)")
     if getattr(args, "format", 1) == 2 and lifecycle:
         raise ValueError("--format 2 is written for the core model only (the lifecycle reads v1)")
+    chunk = getattr(args, "chunk", 0) or 0
+    if chunk < 0:
+        raise ValueError("--chunk must be >= 0")
     cmd = [exe, "--model", "lifecycle" if lifecycle else "core", "--variant", args.variant,
            "--agents", str(args.agents), "--seed", str(args.seed), "--jitter", str(args.jitter),
-           "-o", args.output]
+           "-o", args.output] + (["--chunk", str(chunk)] if chunk else [])
     if lifecycle:
         if args.deactivate or args.destroy:
             raise ValueError("--impl cpp does not run the deactivate/destroy scenarios (use --impl python)")

@@ -33,7 +33,7 @@ from .lockgraph import LockGraph, lock_class
 from .parse import (FORMAT_VERSION, MAX_BAD_LINES, TraceSyntaxError, grammar,
                     parse_line, read_lines)
 from .results import Evidence, FileResult, Finding, Problem, Verdict
-from .sequence import Sequence
+from .sequence import Sequence, reordered
 
 MAX_PROBLEMS = 20
 MAX_EVIDENCE = 10
@@ -400,9 +400,10 @@ class _Run:
 
 
 def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] | None = None,
-                 findings_fail: bool = False, only: str | None = None) -> FileResult:
+                 findings_fail: bool = False, only: str | None = None, reorder_window: int = 0) -> FileResult:
     """Check one trace; never raises on bad input (I/O errors are the caller's). With
-    `findings_fail`, the first finding (lifecycle FINDINGS) stops the replay as a violation."""
+    `findings_fail`, the first finding (lifecycle FINDINGS) stops the replay as a violation;
+    `reorder_window` N: lines up to N out of sequence order are restored (checker/sequence.py)."""
     g = grammar()
     fullmatch = g.fast.regex.fullmatch
     seq_g = g.seq_group
@@ -472,7 +473,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
 
     last_line = 0  # line of the last event or marker (a local: the fast path stays lean)
     sq = Sequence()
-    lines = read_lines(stream)
+    lines = reordered(read_lines(stream), reorder_window)
     ahead: list[tuple[int, str | None, object, bool]] = []
     for item in lines:  # the first line that is not blank or a comment says which format
         ahead.append(item)
@@ -693,7 +694,7 @@ def _end_state(name: str, eng: Engine, state: list[object], events: int, lastw: 
 
 
 def check_path(path: str, on_edges: Callable[[list], None] | None = None,
-               findings_fail: bool = False, only: str | None = None) -> FileResult:
+               findings_fail: bool = False, only: str | None = None, reorder_window: int = 0) -> FileResult:
     """Check a file by path, or stdin for '-'. A path that cannot be read is `unreadable` (TRC001);
     anything but a regular file (FIFO, character device such as /dev/zero, socket) is refused
     before a byte is read (TRC018): it may never end, or never start (a FIFO without a writer).
@@ -704,7 +705,7 @@ def check_path(path: str, on_edges: Callable[[list], None] | None = None,
     import sys
 
     if path == "-":
-        return check_stream(sys.stdin.buffer, "<stdin>", on_edges, findings_fail, only)
+        return check_stream(sys.stdin.buffer, "<stdin>", on_edges, findings_fail, only, reorder_window)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:
@@ -722,7 +723,10 @@ def check_path(path: str, on_edges: Callable[[list], None] | None = None,
                               f"(or never start); to check a stream, pipe it to stdin: spmcheck check - < {path}")
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as f:
-            return check_stream(f, path, on_edges, findings_fail, only)
+            res = check_stream(f, path, on_edges, findings_fail, only, reorder_window)
+        from .race_lines import attach
+
+        return attach(res, path, reorder_window)  # a core P1/P2 violation: the race's lines
     except OSError as e:
         return unreadable(path, "TRC001", f"cannot read {path}: {e.strerror or e}")
 

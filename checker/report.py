@@ -65,6 +65,8 @@ def _verdict_lines(r: FileResult) -> list[str]:
         out.append(f"{r.file}: [{r.code}] {_one_line(r.message)}")
     else:
         out.append(f"{r.file}:{r.line}:{r.col}: [{r.code}] {_one_line(r.message)}")
+    if r.race is not None:
+        out.append(f"{r.file}:{r.line}: race: {_one_line(r.race.summary)}")
     for e in r.evidence:
         why = f" ({e.why})" if e.why else ""
         out.append(f"  {r.file}:{e.line}: {_one_line(e.text)}{why}")
@@ -94,6 +96,9 @@ def to_dict(r: FileResult) -> dict[str, object]:
         "findings": [{"property": f.prop, "line": f.line, "message": f.message} for f in r.findings],
         "more_findings": r.more_findings,
         "note": r.note or None,
+        "race": None if r.race is None else {
+            "kind": r.race.kind, "agent": r.race.agent, "summary": r.race.summary,
+            "lines": [{"line": e.line, "text": e.text, "why": e.why} for e in r.race.lines]},
     }
 
 

@@ -46,6 +46,16 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Race:
+    """The race behind a core P1/P2 violation, by its trace lines (checker/race_lines.py)."""
+
+    kind: str  # "stale-read" (a lookup inserted/enabled from a stale count) | "late-apply" (crossed updates)
+    agent: str  # the agent, as the trace names it
+    summary: str  # one sentence with the threads, line numbers and counts
+    lines: tuple[Evidence, ...]  # the cited lines, in file order, each with its part in the race
+
+
+@dataclass(frozen=True)
 class Problem:
     """One reported finding: an input error or the replay's verdict reason."""
 
@@ -83,6 +93,7 @@ class FileResult:
     findings: tuple[Finding, ...] = field(default=())  # capped; lifecycle traces only
     more_findings: int = 0  # findings beyond the cap
     note: str = ""  # a caveat on the verdict, e.g. an accepted v1 trace without its run_end marker
+    race: Race | None = None  # core P1/P2 violations: the race's lines (checker/race_lines.py)
 
     @property
     def exit_code(self) -> int:

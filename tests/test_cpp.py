@@ -83,7 +83,7 @@ BUGS = {
     # one agent: no unordered-iteration divergence (CHK201) can come before the bug
     "stale-lookup": (("--agents", "1", "--threads", "3", "--ops", "150", "--jitter", "0.5"), "creation-consistent"),
     "global-flag": (("--agents", "1", "--threads", "2", "--ops", "150"), "serializer-mirrors-refcount"),
-    # both pre-fix races: measured 10/10 rejected (9 by P1, 1 by P2) at 2 agents / 2+2 threads
+    # both pre-fix races: measured 20/20 rejected (P2 16, P1 4) at 2 agents / 2+2 threads
     "pre-fix": (("--agents", "2", "--threads", "2", "--ops", "200"), "serializer-mirrors-refcount"),
 }
 
@@ -92,8 +92,8 @@ BUGS = {
 def test_historical_variant_is_rejected_for_its_bug(exe: Path, tmp_path: Path, variant: str) -> None:
     args, prop = BUGS[variant]
     verdicts: list[tuple[str, str | None]] = []
-    # bounded attempts until the bug's property has been the verdict twice (measured 13/20
-    # and 20/20 runs, bench/cpp_rates.py)
+    # bounded attempts until the bug's property has been the verdict twice (measured 19/20 to
+    # 20/20 runs per configuration, README "C++" / bench/cpp_rates.py --table)
     for seed in range(12):
         r = check_path(str(run(exe, tmp_path, "core", variant, seed, *args)))
         verdicts.append((r.verdict.value, r.prop or r.code))
@@ -272,3 +272,53 @@ def test_v2_historical_variant_is_rejected_at_eight_agents(exe: Path, tmp_path: 
             break
     assert all(v != "diverged" for v, _ in verdicts), verdicts
     assert sum(v == "violated" and p == "creation-consistent" for v, p in verdicts) >= 2, verdicts
+
+
+@pytest.mark.parametrize("fmt", ["1", "2"])
+def test_unmerged_per_thread_chunks_need_the_reorder_window(exe: Path, tmp_path: Path, fmt: str) -> None:
+    """A sink that writes each thread's buffer in runs of 64 as it fills (--chunk 64, no merge):
+    rejected as out of order without a window, accepted with a window of the displacement the
+    file shows (measured here from the file itself, not from the checker)."""
+    from spmcheck.checker.replay import check_path as check
+
+    out = run(exe, tmp_path, "core", "final", 5, "--format", fmt, "--agents", "2", "--threads", "2", "--ops", "80",
+              "--chunk", "64")
+    seqs = [int(ln.split()[0]) for ln in out.read_text().splitlines()[1:]]
+    order = sorted(range(len(seqs)), key=lambda i: seqs[i])
+    d = max(abs(pos - i) for pos, i in enumerate(order))
+    assert d >= 64  # the chunks really are interleaved out of order
+    plain = check(str(out))
+    assert plain.verdict.value == "malformed" and plain.code in ("TRC011", "TRC012"), (plain.code, plain.message)
+    ok = check(str(out), reorder_window=d)
+    assert ok.verdict.value == "accepted", (ok.code, ok.message)
+    assert ok.events == len(seqs) - 1  # every event (the run_end line is not one)
+
+
+@pytest.mark.parametrize("fmt", ["1", "2"])
+@pytest.mark.parametrize("variant", ["stale-lookup", "apply-after-unlock", "pre-fix"])
+def test_rejected_cpp_runs_cite_the_race(exe: Path, tmp_path: Path, variant: str, fmt: str) -> None:
+    """Every rejection of a historical variant's C++ run names its race by line: the read, the
+    update and the insert (stale lookup), or the crossed count changes and the late apply (the
+    checks of tests/test_race_lines.py, against the cited lines' own events and counts)."""
+    from .test_race_lines import assert_late_apply, assert_stale_read
+
+    seen = 0
+    for seed in range(4):
+        out = run(exe, tmp_path, "core", variant, seed, "--format", fmt, "--agents", "2", "--threads", "2",
+                  "--ops", "200")
+        r = check_path(str(out))
+        if r.verdict.value != "violated":
+            continue
+        seen += 1
+        text = out.read_text()
+        assert r.race is not None, (seed, r.prop, r.message)
+        last = text.splitlines()[r.race.lines[-1].line - 1].split()[2]
+        if r.race.kind == "late-apply":
+            assert_late_apply(r, text)
+        elif last == "serializer_insert":
+            assert_stale_read(r, text)
+        else:  # a lookup's enable({}) on an existing entry, from its stale read
+            assert last == "serializer_enable" and "stale lookup" in r.race.summary, r.race
+        if seen == 2:
+            break
+    assert seen >= 1

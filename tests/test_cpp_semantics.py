@@ -54,8 +54,8 @@ P1, P2 = "serializer-mirrors-refcount", "creation-consistent"
                                            ("stale-lookup", {P2})])
 def test_cpp_runs_of_historical_variants_are_rejected_by_their_bug(exe: Path, tmp_path: Path, variant: str,
                                                                    props: set[str]) -> None:
-    # real threads: the race window is hit in about 65 % (stale-lookup) to 100 % of runs
-    # (bench/cpp_rates.py), so attempts are bounded and stop once the bug was the verdict twice
+    # real threads: the race window is hit in 19/20 to 20/20 runs (README "C++", bench/cpp_rates.py
+    # --table), so attempts are bounded and stop once the bug was the verdict twice
     verdicts = []
     for seed in range(1, 13):
         res = check_path(str(_run(exe, tmp_path, variant, seed, 1, 3, 3, 150, "0.5")))

@@ -1,5 +1,6 @@
 // Core run: updater threads u<i> hold references (enable a scope, hold, disable the same scope,
 // like a context start/stop) while lookup threads l<i> call serializer() for random agents.
+#include <atomic>
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -16,8 +17,24 @@ void seed_thread(const options& o, char role, int i) {
     auto& p = pause_config();
     p.rng.seed(o.seed * 1000003u + static_cast<std::uint64_t>(role) * 131u + static_cast<std::uint64_t>(i));
     p.jitter = o.jitter;
+    p.gap_us = static_cast<std::uint32_t>(o.gap_us);
     spmcheck::trace::set_thread_name(trace_thread_name(role, i, o.format));
 }
+
+// Every thread starts its first call at once: the tool's first enable_serialization() meets the
+// application's first queue creations (the first serializer() lookup of each agent), which is
+// where the SDK's startup races live -- the serializer map only ever gains entries, so a stale
+// insert can happen only on an agent's first lookup. Threads spin (yielding) until all arrived.
+class start_line {
+public:
+    explicit start_line(int n) : _left(n) {}
+    void arrive_and_wait() {
+        _left.fetch_sub(1, std::memory_order_acq_rel);
+        while (_left.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+    }
+private:
+    std::atomic<int> _left;
+};
 
 void hold(const options& o) {
     auto& p = pause_config();
@@ -43,10 +60,12 @@ int run_core(const options& o) {
         spmcheck::trace::core_header(o.variant, o.agents, o.updaters, o.lookups, meta);
     const auto& ids = qc.agents();
     std::vector<std::thread> threads;
+    start_line start(o.updaters + o.lookups);
     for (int i = 0; i < o.updaters; ++i)
         threads.emplace_back([&, i] {
             seed_thread(o, 'u', i);
             auto& rng = pause_config().rng;
+            start.arrive_and_wait();
             for (int k = 0; k < o.ops; ++k) {
                 agent_handle_set_t scope;  // empty = all agents
                 if (!v.global_flag) {
@@ -65,6 +84,7 @@ int run_core(const options& o) {
         threads.emplace_back([&, i] {
             seed_thread(o, 'l', i);
             auto& rng = pause_config().rng;
+            start.arrive_and_wait();
             for (int k = 0; k < o.ops; ++k) {
                 auto a = std::uniform_int_distribution<int>(0, o.agents - 1)(rng);
                 qc.serializer(ids[static_cast<std::size_t>(a)]);

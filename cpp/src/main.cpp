@@ -31,13 +31,20 @@ void pause_point() {
     }
 }
 
+void gap_pause() {
+    auto& p = pause_config();
+    if (p.jitter <= 0.0 || p.gap_us == 0) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<std::uint32_t>(0, p.gap_us)(p.rng)));
+}
+
 }  // namespace impl
 
 namespace {
 
 const char* kUsage =
     "usage: spmcheck-impl --model core|lifecycle --variant V -o FILE [--seed N] [--jitter P] [--format 1|2 (core)]\n"
-    "  core:      [--agents N<=8] [--updaters N] [--lookups N] [--threads N (each role)] [--ops N] [--hold-us N]\n"
+    "  [--chunk N]: write each thread's records in runs of N, unmerged (check with --reorder-window)\n"
+    "  core:      [--agents N<=8] [--updaters N] [--lookups N] [--threads N (each role)] [--ops N] [--hold-us N] [--gap-us N]\n"
     "  lifecycle: [--agents N<=4] [--contexts N<=4] [--tools N<=8] [--dispatches N<=256] [--ops N]\n"
     "             [--max-ids N] [--timeouts 0|1] [--sync-timeout-us N]\n";
 
@@ -77,6 +84,7 @@ int main(int argc, char** argv) {
         else if (k == "--threads") o.updaters = o.lookups = num(1, 64);
         else if (k == "--ops") { o.ops = o.tool_ops = num(1, 10000000); ops_given = true; }
         else if (k == "--hold-us") o.hold_us = num(0, 1000000);
+        else if (k == "--gap-us") o.gap_us = num(0, 1000000);
         else if (k == "--seed") { if (!parse_int(val, 0, (1LL << 62), n)) { std::fprintf(stderr, "spmcheck-impl: bad --seed\n"); return 2; } o.seed = static_cast<std::uint64_t>(n); }
         else if (k == "--jitter") {
             char* end = nullptr;
@@ -84,6 +92,7 @@ int main(int argc, char** argv) {
             if (!end || *end || o.jitter < 0 || o.jitter > 1) { std::fprintf(stderr, "spmcheck-impl: --jitter must be in [0, 1]\n"); return 2; }
         }
         else if (k == "--format") o.format = num(1, 2);
+        else if (k == "--chunk") o.chunk = num(0, 100000000);
         else if (k == "--contexts") o.contexts = num(1, 4);
         else if (k == "--tools") o.tools = num(1, 8);
         else if (k == "--dispatches") o.dispatches = num(1, 256);
@@ -103,7 +112,7 @@ int main(int argc, char** argv) {
     if (o.model == "core") rc = impl::run_core(o);
     else if (o.model == "lifecycle") rc = impl::run_lifecycle(o);
     else { std::fprintf(stderr, "spmcheck-impl: --model must be core or lifecycle\n"); rc = 2; }
-    if (rc == 0 && !spmcheck::trace::write(f)) { std::fprintf(stderr, "spmcheck-impl: write failed\n"); rc = 2; }
+    if (rc == 0 && !spmcheck::trace::write(f, static_cast<std::size_t>(o.chunk))) { std::fprintf(stderr, "spmcheck-impl: write failed\n"); rc = 2; }
     std::fclose(f);
     if (rc == 0)
         std::fprintf(stderr, "spmcheck-impl: %llu events -> %s\n",

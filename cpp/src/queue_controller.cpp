@@ -98,6 +98,7 @@ serializer_entry& QueueController::serializer(const agent_id& agent_id) {
             tr::refcount_read(ai, state.count(agent_id));
             return state.enabled(agent_id);
         });
+        gap_pause();  // the decision is made; the refcount is no longer held
         _profiler_serializer.ulock(find, [&](serializer_map_t& m) { return insert(m, should_serialize); });
     }
     tr::lookup_end(ai);
@@ -169,6 +170,7 @@ void QueueController::update_post_fix(const agent_handle_set_t& agents, bool ena
             any_enabled = state.any();
             return 0;
         });
+        gap_pause();
         store_flag(any_enabled);  // the value computed inside the refcount lock
         return 0;
     });
@@ -202,6 +204,7 @@ void QueueController::update_pre_fix(const agent_handle_set_t& agents, bool enab
             any_enabled = state.any();
             return 0;
         });
+        gap_pause();  // crossings computed, the refcount released, not yet applied
         _profiler_serializer.wlock([&](serializer_map_t& m) {
             for (const auto& agent_id : crossed) {
                 auto itr = m.find(agent_id);
@@ -215,6 +218,7 @@ void QueueController::update_pre_fix(const agent_handle_set_t& agents, bool enab
             }
             return 0;
         });
+        gap_pause();
         store_flag(any_enabled);
         return 0;
     });
@@ -224,6 +228,7 @@ void QueueController::update_pre_fix(const agent_handle_set_t& agents, bool enab
 void QueueController::update_global(bool enable) {
     _queues.rlock([&](const queue_map_t&) {
         store_flag(enable);
+        gap_pause();  // the switch is stored, the entries not yet updated
         _profiler_serializer.wlock([&](serializer_map_t& m) {
             for (auto& kv : m) {
                 const int ai = index_of(kv.first);

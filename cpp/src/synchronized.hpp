@@ -41,6 +41,7 @@ public:
     template <class R, class W>
     void ulock(R&& read, W&& write) {
         if (rlock(read)) return;  // shared phase released here: not an upgrade
+        gap_pause();
         wlock(write);
     }
 

@@ -1,4 +1,4 @@
-// spmcheck/trace.hpp -- header-only C++17 emitter of spmcheck trace format v1 (traces/FORMAT.md).
+// spmcheck/trace.hpp -- header-only C++17 emitter of spmcheck traces, format v1 and v2 (traces/FORMAT.md).
 //
 // Where each sequence number is taken (the rule the checker depends on):
 //   * lock acquire: AFTER the lock is obtained; lock release: BEFORE it is released. No thread
@@ -11,7 +11,8 @@
 //     `atomic_section`: the atomic operation and the fetch_add happen under one tracing-only
 //     mutex, so the logged order is the atomic's modification order.
 // Records go to a per-thread buffer (no lock, no I/O on the hot path); `sink().write()` merges the
-// buffers by sequence number after the run and writes the header line and one line per event.
+// buffers by sequence number after the run and writes the header line and one line per event
+// (`write(f, K)`: unmerged, each buffer in runs of K, for `spmcheck check --reorder-window`).
 //
 // -DSPMCHECK_TRACE=0 makes every function an empty constexpr inline and every guard a plain
 // std::unique_lock/std::shared_lock: the object file then has no reference to the sink.
@@ -128,7 +129,12 @@ public:
     // traced threads have been joined (their buffers are read without a lock), i.e. on a clean
     // shutdown: the header promises `end_marker=1` and the trace ends with `<seq> run_end`
     // (traces/FORMAT.md), so a log that lost its tail reads as a run that did not finish.
-    bool write(std::FILE* f) {
+    //
+    // `chunk` > 0: do not merge. Each thread's records are written in runs of `chunk`, in the order
+    // a sink that flushes a thread's buffer whenever it fills would write them (by the number of a
+    // run's last record; the partial last runs at shutdown, likewise), so a line is up to about
+    // (threads - 1) * chunk lines from its place: check with `spmcheck check --reorder-window W`.
+    bool write(std::FILE* f, std::size_t chunk = 0) {
         struct ref { std::uint64_t seq; const record* r; const std::string* who; };
         std::vector<ref> all;
         {
@@ -136,20 +142,35 @@ public:
             std::size_t n = 0;
             for (auto& b : _buffers) n += b->size();
             all.reserve(n);
-            for (auto& b : _buffers)
+            struct run { std::uint64_t last; std::size_t from, to; };
+            std::vector<run> runs;
+            for (auto& b : _buffers) {
+                const std::size_t from = all.size();
                 for (std::size_t i = 0, m = b->size(); i < m; ++i) {
                     const record& r = b->at(i);
                     all.push_back({r.seq(), &r, &b->name});
                 }
+                for (std::size_t i = from; chunk && i < all.size(); i += chunk) {
+                    const std::size_t to = std::min(all.size(), i + chunk);
+                    runs.push_back({all[to - 1].seq, i, to});
+                }
+            }
+            if (chunk) {
+                std::sort(runs.begin(), runs.end(), [](const run& x, const run& y) { return x.last < y.last; });
+                std::vector<ref> flushed;
+                flushed.reserve(all.size());
+                for (const auto& r : runs) flushed.insert(flushed.end(), all.begin() + r.from, all.begin() + r.to);
+                all.swap(flushed);
+            }
         }
-        std::sort(all.begin(), all.end(), [](const ref& x, const ref& y) { return x.seq < y.seq; });
+        if (!chunk) std::sort(all.begin(), all.end(), [](const ref& x, const ref& y) { return x.seq < y.seq; });
         std::string out = _header;
         if (out.find(" end_marker=") == std::string::npos) out += " end_marker=1";
         out += '\n';
         std::uint64_t last = 0;
         for (auto& e : all) {
             line(out, e.seq, *e.who, *e.r);
-            last = e.seq;
+            last = std::max(last, e.seq);
             if (out.size() > (1u << 20)) {
                 if (std::fwrite(out.data(), 1, out.size(), f) != out.size()) return false;
                 out.clear();
@@ -289,7 +310,7 @@ inline void lifecycle_header(const std::string& variant, int agents, int context
                       " deactivate=" + std::to_string(int(deactivate)) + " destroy=" +
                       std::to_string(int(destroy)) + meta);
 }
-inline bool write(std::FILE* f) { return sink().write(f); }
+inline bool write(std::FILE* f, std::size_t chunk = 0) { return sink().write(f, chunk); }
 
 // ---- core events ----
 inline void update_begin(std::uint64_t agents, bool enable) {
@@ -388,7 +409,7 @@ inline void core_header(const std::string&, int, int, int, const std::string& = 
 inline void core_header_v2(const std::string&, const std::string& = "") {}
 inline void lifecycle_header(const std::string&, int, int, int, int, int, bool, bool, bool,
                              const std::string& = "") {}
-inline bool write(std::FILE*) { return true; }
+inline bool write(std::FILE*, std::size_t = 0) { return true; }
 constexpr void update_begin(std::uint64_t, bool) {}
 constexpr void update_end() {}
 constexpr void lookup_begin(int) {}
