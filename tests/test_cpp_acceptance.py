@@ -25,10 +25,11 @@ pytestmark = [pytest.mark.slow,
 
 EVENTS = 100_000  # at least this many events per run
 SEEDS = 20  # runs in all, spread over CONFIGS (seed i runs CONFIGS[i % len(CONFIGS)])
-# (format, agents, updaters, lookups): 2, 4 and 8 agents, 4 to 64 threads; v1 can declare at most 6
-# threads per role, v2 has no sizes
-CONFIGS = ((1, 2, 2, 2), (1, 4, 6, 6), (2, 2, 8, 24), (2, 4, 16, 16), (2, 8, 2, 2), (2, 8, 8, 56),
-           (1, 2, 6, 6), (2, 4, 4, 28), (2, 8, 32, 32), (2, 8, 16, 16))
+# (format, agents, updaters, lookups): 2, 4 and 8 agents, each with 4 and with 64 threads; v1 can
+# declare at most 6 threads per role, v2 has no sizes (and replays at about a third of v1's speed,
+# so v1 where it can)
+CONFIGS = ((1, 2, 2, 2), (2, 2, 8, 56), (1, 4, 2, 2), (2, 4, 8, 56), (2, 8, 2, 2), (2, 8, 8, 56),
+           (1, 2, 6, 6), (1, 4, 6, 6), (1, 4, 3, 3), (1, 2, 3, 3))
 JOBS = 2  # the checker's own sharding (`spmcheck check --jobs`); the machine has 2 cores
 
 
@@ -65,4 +66,5 @@ def test_final_cpp_runs_are_accepted(exe: Path, tmp_path: Path) -> None:
     assert not bad, bad
     few = [(cfg, seed, r.events) for (_, cfg, seed, _), r in zip(runs, results) if r.events < EVENTS]
     assert not few, few
-    assert {c[1] for c in CONFIGS} == {2, 4, 8} and {c[2] + c[3] for c in CONFIGS} >= {4, 64}
+    for agents in (2, 4, 8):
+        assert {c[2] + c[3] for c in CONFIGS[:SEEDS] if c[1] == agents} >= {4, 64}
