@@ -1,5 +1,6 @@
 // Core run: updater threads u<i> hold references (enable a scope, hold, disable the same scope,
 // like a context start/stop) while lookup threads l<i> call serializer() for random agents.
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <thread>
@@ -54,6 +55,7 @@ int run_core(const options& o) {
     QueueController qc(v, o.agents);
     const std::string meta = " seed=" + std::to_string(o.seed) + " ops=" + std::to_string(o.ops) +
                              " source=spmcheck-impl-cpp";
+    if (o.holders > 1) spmcheck::trace::holder_prefix(o.format == 2 ? "ctx" : "c");
     if (o.format == 2)
         spmcheck::trace::core_header_v2(o.variant, meta);  // no sizes: ids are discovered on first use
     else
@@ -66,7 +68,7 @@ int run_core(const options& o) {
             seed_thread(o, 'u', i);
             auto& rng = pause_config().rng;
             start.arrive_and_wait();
-            for (int k = 0; k < o.ops; ++k) {
+            auto pick = [&] {
                 agent_handle_set_t scope;  // empty = all agents
                 if (!v.global_flag) {
                     // `all` or any non-empty subset, uniformly over the 2^agents choices
@@ -74,10 +76,34 @@ int run_core(const options& o) {
                     for (int a = 0; a < o.agents; ++a)
                         if (m >> a & 1u) scope.insert(ids[static_cast<std::size_t>(a)]);
                 }
-                qc.enable_serialization(scope);
-                hold(o);
-                qc.disable_serialization(scope);
-                pause_point();
+                return scope;
+            };
+            if (o.holders <= 1) {  // one reference at a time; the thread is its own holder
+                for (int k = 0; k < o.ops; ++k) {
+                    auto scope = pick();
+                    qc.enable_serialization(scope);
+                    hold(o);
+                    qc.disable_serialization(scope);
+                    pause_point();
+                }
+                return;
+            }
+            // --holders H: the thread starts H contexts (each its own holder and agent set) before
+            // stopping any, then stops them in a random order, as a tool with several contexts does
+            for (int k = 0; k < o.ops; k += o.holders) {
+                std::vector<std::pair<std::int64_t, agent_handle_set_t>> held;
+                for (int j = 0; j < o.holders; ++j) {
+                    held.emplace_back(static_cast<std::int64_t>(i) * o.holders + j, pick());
+                    spmcheck::trace::set_holder(held.back().first);
+                    qc.enable_serialization(held.back().second);
+                    hold(o);
+                }
+                std::shuffle(held.begin(), held.end(), rng);
+                for (auto& h : held) {
+                    spmcheck::trace::set_holder(h.first);
+                    qc.disable_serialization(h.second);
+                    pause_point();
+                }
             }
         });
     for (int i = 0; i < o.lookups; ++i)

@@ -16,6 +16,7 @@ struct options {
     int ops = 200;          // core: enable/disable pairs per updater, serializer() calls per lookup
     double jitter = 0.2;    // probability of a pause at each lock boundary
     int hold_us = 20;       // core: max microseconds a holder keeps its reference
+    int holders = 1;        // core: contexts a tool thread starts before stopping any (>1: holder= ids)
     int gap_us = 50;        // core: max microseconds of a pause in each gap between two lock scopes (gap_pause)
     std::uint64_t seed = 0;
     int chunk = 0;          // 0: merge the per-thread buffers by seq; N: write runs of N unmerged

@@ -123,6 +123,7 @@ public:
         return _buffers.back().get();
     }
     void set_header(std::string line) { _header = std::move(line); }
+    void set_holder_prefix(std::string p) { _holder_prefix = std::move(p); }
     std::mutex& atomic_mutex() { return _atomic; }
 
     // Merge every thread's records by sequence number and write the trace. Call after the
@@ -195,7 +196,9 @@ private:
         switch (r.k()) {
         case kind::update_begin:
             kname("update_begin agents="); detail::put_set(out, static_cast<std::uint64_t>(a[0]));
-            put(out, "enable", a[1]); break;
+            put(out, "enable", a[1]);
+            if (a[2] >= 0) { out += " holder="; out += _holder_prefix; out += std::to_string(a[2]); }
+            break;
         case kind::update_end: kname("update_end"); break;
         case kind::lookup_begin: kname("lookup_begin"); put(out, "agent", a[0]); break;
         case kind::lookup_end: kname("lookup_end"); put(out, "agent", a[0]); break;
@@ -253,6 +256,7 @@ private:
     std::deque<std::string> _locks;
     std::vector<std::unique_ptr<thread_buffer>> _buffers;
     std::string _header = "spmcheck-trace v1";
+    std::string _holder_prefix = "c";  // holder=<prefix><id>
 };
 
 inline sink_t& sink() {
@@ -268,6 +272,10 @@ inline thread_buffer*& current() {
 inline bool& muted() {
     thread_local bool m = false;
     return m;
+}
+inline std::int64_t& holder() {  // -1: the thread acts for itself (no holder= key)
+    thread_local std::int64_t h = -1;
+    return h;
 }
 inline void emit_at(std::uint64_t seq, kind k, std::int64_t a0 = 0, std::int64_t a1 = 0, std::int64_t a2 = 0) {
     thread_buffer* b = current();
@@ -314,8 +322,13 @@ inline bool write(std::FILE* f, std::size_t chunk = 0) { return sink().write(f, 
 
 // ---- core events ----
 inline void update_begin(std::uint64_t agents, bool enable) {
-    detail::emit(kind::update_begin, static_cast<std::int64_t>(agents), enable);
+    detail::emit(kind::update_begin, static_cast<std::int64_t>(agents), enable, detail::holder());
 }
+// The holder (context) on whose behalf this thread's next update_serialization() calls run:
+// references belong to contexts, and one tool thread may start several before stopping any.
+// Written as `holder=<prefix><id>` on update_begin; -1 (the default) writes no key.
+inline void set_holder(std::int64_t id) { detail::holder() = id; }
+inline void holder_prefix(const std::string& p) { sink().set_holder_prefix(p); }
 inline void update_end() { detail::emit(kind::update_end); }
 inline void lookup_begin(int agent) { detail::emit(kind::lookup_begin, agent); }
 inline void lookup_end(int agent) { detail::emit(kind::lookup_end, agent); }
@@ -411,6 +424,8 @@ inline void lifecycle_header(const std::string&, int, int, int, int, int, bool, 
                              const std::string& = "") {}
 inline bool write(std::FILE*, std::size_t = 0) { return true; }
 constexpr void update_begin(std::uint64_t, bool) {}
+constexpr void set_holder(std::int64_t) {}
+inline void holder_prefix(const std::string&) {}
 constexpr void update_end() {}
 constexpr void lookup_begin(int) {}
 constexpr void lookup_end(int) {}
