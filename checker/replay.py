@@ -481,7 +481,8 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             if item[1].split()[:2] == ["spmcheck-trace", "v2"]:
                 from .openworld_check import check_lines
 
-                res = check_lines(lines, name, (item[0], item[1]), stream)  # the rest, read in blocks
+                # the rest, read in blocks; with a reorder window line by line, through the window
+                res = check_lines(lines, name, (item[0], item[1]), None if reorder_window > 0 else stream)
                 if on_edges is not None:
                     on_edges(list(res.lock_edges))
                 return res
