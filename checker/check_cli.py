@@ -260,9 +260,10 @@ def run(args: argparse.Namespace) -> int:
     results: list[FileResult] = []
     # each file's lines are printed as soon as it and every file before it are done: the text is
     # the same, byte for byte, whatever --jobs is
+    shown: set[str] = set()  # findings already shown for an earlier file (brief output)
     for r in checked(files, jobs, findings_fail, only, window):
         results.append(r)
-        for line in report.text_lines(r, verbose):
+        for line in report.text_lines(r, verbose, shown):
             print(line, file=out)
     code = combined_exit([r.exit_code for r in results])
     secs = time.monotonic() - t0

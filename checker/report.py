@@ -7,15 +7,16 @@ from typing import Iterable
 from .results import FileResult, Verdict
 
 
-def text_lines(r: FileResult, verbose: bool = True) -> list[str]:
+def text_lines(r: FileResult, verbose: bool = True, shown: set[str] | None = None) -> list[str]:
     """The verdict with its location and evidence, then the findings: every one with `verbose`,
     else one line per property (count, first line, first message) and no per-file note (the
-    summary line counts the notes)."""
+    summary line counts the notes). `shown`: the findings an earlier file of the same run already
+    showed; brief output does not repeat them (the file's own line still counts them)."""
     if not verbose and r.note:
         from dataclasses import replace
 
         r = replace(r, note="")
-    return _verdict_lines(r) + (_finding_lines(r) if verbose else _finding_summary(r))
+    return _verdict_lines(r) + (_finding_lines(r) if verbose else _finding_summary(r, shown))
 
 
 def _finding_lines(r: FileResult) -> list[str]:
@@ -25,7 +26,7 @@ def _finding_lines(r: FileResult) -> list[str]:
     return out
 
 
-def _finding_summary(r: FileResult) -> list[str]:
+def _finding_summary(r: FileResult, shown: set[str] | None = None) -> list[str]:
     if not r.findings:
         return []
     counts = Counter(f.prop for f in r.findings)
@@ -34,9 +35,14 @@ def _finding_summary(r: FileResult) -> list[str]:
         first.setdefault(f.prop, f)
     out = []
     for prop, n in counts.items():
+        if shown is not None:
+            if prop in shown:
+                continue
+            shown.add(prop)
         f = first[prop]
         times = f" ({n} times, first here)" if n > 1 else ""
-        out.append(f"{r.file}:{f.line}: finding {prop}{times}: {_short(_one_line(f.message))}")
+        head = f"{r.file}:{f.line}: finding {prop}{times}: "
+        out.append(head + _short(_one_line(f.message), max(40, 120 - len(head))))  # one screen wide
     return out  # findings beyond the cap are counted on the verdict line
 
 

@@ -138,7 +138,7 @@ def questions(run: ProveRun) -> list[str]:
     variants = [v for v in QUESTION_VARIANTS if v in asked]
     if not variants:
         return []
-    out = ["\nreviewers' questions:"]
+    out = ["reviewers' questions:"]
     for i, q in enumerate(qs(), 1):
         if not any((v, pr) in anys for v in variants for pr in q.props):
             continue
