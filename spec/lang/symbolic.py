@@ -218,6 +218,25 @@ class Reading:
         obs = dict(act.observe)
         return Fired(guards, side, post, frozenset(writes), checks, lambda key: ev.term(obs[key]))
 
+    def _reads(self, e: Expr) -> frozenset[str]:
+        """Symbols expression `e` reads (an abstracted counter: what its count reads)."""
+        funcs: set[str] = set()
+        todo = [e]
+        while todo:
+            x = todo.pop()
+            if isinstance(x, App):
+                if x.func.name in self.abstracted:
+                    todo.append(self.abstracted[x.func.name][1])
+                funcs.add(x.func.name)
+                todo += list(x.args)
+            elif isinstance(x, Op):
+                todo += list(x.args)
+            elif isinstance(x, (Quant, Agg)):
+                todo.append(x.body)
+            elif isinstance(x, (Member, Index)):
+                todo.append(x.elem)
+        return frozenset(name for (f, _), name in self.symbols.items() if f in funcs)
+
     def learn(self, proto: Protocol) -> None:
         """Take in the finite-only bounds of a definition built after this reading (a mutant's:
         its nodes are new objects); its symbols must be among this reading's."""
@@ -246,6 +265,8 @@ class Reading:
         leaves = [p.sort.leaves() for p in params]
         if any(len(x) != 1 for x in leaves) or len(agg.var.sort.leaves()) != 1:
             raise TypeError(f"{fname}: an abstracted counter over union sorts")
+        if not ups and not fired.writes & self._reads(agg.body):
+            return z3.BoolVal(True)  # the step writes neither the counter nor what it counts
         vleaf = agg.var.sort.leaves()[0]
         vsort = self.sorts[vleaf.name]
         doms = tuple(self.sorts[x[0].name] for x in leaves)

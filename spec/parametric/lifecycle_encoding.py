@@ -114,7 +114,10 @@ def spm_tag(v: LVariant) -> int:
 
 
 def tool_at(s: PState, t: z3.ExprRef, *labels: str) -> z3.BoolRef:
-    return z3.Or(*[s.pc(t) == TPC[x] for x in labels]) if labels else z3.BoolVal(False)
+    if not labels:
+        return z3.BoolVal(False)
+    pc = s.pc(t)  # once: a post-state's pc is an If-term built on each application
+    return z3.Or(*[pc == TPC[x] for x in labels])
 
 
 def d_at(s: PState, label: str) -> z3.BoolRef:

@@ -21,6 +21,7 @@ variant whose knobs change that flow they simply fail a consecution query, which
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import z3
@@ -221,9 +222,16 @@ LAYERS: dict[str, tuple[str, ...]] = {
 }
 
 
+@lru_cache(maxsize=None)
+def _conjuncts(v: LVariant) -> tuple[LConjunct, ...]:
+    return tuple(conjuncts(v))
+
+
 def invariant(v: LVariant, prop: str) -> list[LConjunct]:
+    """The invariant of `prop` (the same conjunct objects for every property of one variant,
+    so properties sharing layers share their queries' caches)."""
     layers = LAYERS[prop]
-    cs = conjuncts(v)
+    cs = _conjuncts(v)
     if layers == ("mirror",):
         return [c for c in cs if c.name == "mirror (P1)"]
     return [c for c in cs if c.layer in layers]

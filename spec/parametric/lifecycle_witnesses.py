@@ -93,6 +93,12 @@ def _path_text(cfg: LConfig, variant: str, acts: Sequence[Action], comment: str)
     return "\n".join(rows) + "\n"
 
 
+@lru_cache(maxsize=None)
+def _model(cfg: LConfig, variant: str) -> LifecycleModel:
+    """One compiled model per size and variant (stored paths share a handful of sizes)."""
+    return LifecycleModel(cfg, variant)
+
+
 def _replay(variant: str, text: str) -> tuple[LifecycleModel, list[dict], list[Action]] | None:
     """Replay a stored lifecycle path from Init on LifecycleModel (static args select the action)."""
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
@@ -103,7 +109,7 @@ def _replay(variant: str, text: str) -> tuple[LifecycleModel, list[dict], list[A
         return None
     cfg = LConfig(int(head["agents"]), int(head["contexts"]), int(head["tools"]), int(head["dispatches"]),
                   int(head["max_ids"]), head["timeouts"] == "1", head["deactivate"] == "1", head["destroy"] == "1")
-    m = LifecycleModel(cfg, variant)
+    m = _model(cfg, variant)
     got = replay_events(m, lines[1:])
     if got is None:
         return None
