@@ -8,8 +8,9 @@ speedup means the cores were busy, not that the work was duplicated.
 
     python bench/bench_jobs.py [--runs 3] [--ops 3000] [--files 4] [--dir DIR]
 
-Two sets of files: the corpus (every traces/*.log) and --files traces recorded by `spmcheck
-record` (final design, distinct seeds, --ops calls per thread). Each figure is the median of
+Three sets of files: the corpus (every traces/*.log), --files traces recorded by `spmcheck
+record` (final design, distinct seeds, --ops calls per thread; format v1) and --files v2 runs of
+checker/simulate_v2.py (the compiled engine, --v2-events each). Each figure is the median of
 --runs fresh processes (imports included), the 1- and 2-process runs interleaved so that a change
 in load hits both.
 """
@@ -110,6 +111,20 @@ def recorded(d: Path, n: int, ops: int) -> list[str]:
     return out
 
 
+def simulated(d: Path, n: int, length: int) -> list[str]:
+    """n v2 runs of the final design (checker/simulate_v2.py, distinct seeds): the compiled engine."""
+    sys.path.insert(0, str(ROOT))
+    from spmcheck.checker.simulate_v2 import generate
+
+    out = []
+    for i in range(n):
+        p = d / f"sim-v2-final-a2-{length}-seed{i + 1}.log"
+        if not p.exists():
+            p.write_text("\n".join(generate("final", 2, 2, 2, length, seed=i + 1)) + "\n")
+        out.append(str(p))
+    return out
+
+
 def events(files: list[str]) -> int:
     return sum(1 for f in files for ln in open(f, "rb") if ln[:1].isdigit())
 
@@ -137,6 +152,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ops", type=int, default=3000, help="calls per thread of each recorded trace")
     ap.add_argument("--files", type=int, default=4, help="recorded traces (>= 4)")
+    ap.add_argument("--v2-events", type=int, default=200_000, help="events of each simulated v2 trace")
     ap.add_argument("--dir", type=Path, default=None, help="where recorded traces are kept (default: a temp dir)")
     a = ap.parse_args()
     d = a.dir or Path(tempfile.mkdtemp(prefix="spmjobs"))
@@ -146,6 +162,8 @@ def main() -> None:
     corpus = sorted(str(p) for p in (ROOT / "traces").glob("*.log"))
     measure("corpus traces/*.log", corpus, a.runs)
     measure(f"recorded (spmcheck record --variant final --ops {a.ops})", recorded(d, max(a.files, 4), a.ops), a.runs)
+    measure(f"format v2, compiled engine (simulated, {a.v2_events} events each)",
+            simulated(d, max(a.files, 4), a.v2_events), a.runs)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,28 @@
-"""Checker throughput at two system sizes, v2 (open world) next to v1 and the parse floor.
+"""Checker throughput: the compiled engine, the interpreter and v1, next to the floors, same files.
 
-    python bench/openworld.py [--events 1000000] [--small 2,2,2] [--large 8,16,48]
+    python bench/openworld.py [--runs 3] [--events 100000,1000000] [--huge] [--interp-max 100000]
+                              [--small 2,2,2] [--large 8,16,48]
 
-For each size (agents, updaters, lookups) a run of the final design is simulated once
-(checker/simulate_v2.py, cached under bench/.cache/) and checked in a fresh process each time, so
-peak memory (ru_maxrss) belongs to that check alone. Printed per size: the floor (`str.split`
-of every line to a tuple, same file), the v2 checker, and at the small size the v1 checker on the
-same run written as v1 (thread names u0/l0, sizes in the header; v1 cannot write the large size).
-The acceptance ratio is v2's cost per event at the large size over the small one.
+For each system size (agents, updaters, lookups: 2 agents / 4 threads and 8 agents / 64 threads)
+and each length, a run of the final design is simulated once (checker/simulate_v2.py, cached
+under bench/.cache/; --huge adds 10 M events, which takes long to simulate) and then, each in a
+fresh process so that peak memory (VmHWM) belongs to that reader alone, read by: the two floors
+(`for line in f`, and `str.split` of every line to a tuple), the compiled engine (`check`, the
+default), the interpreter (`check --engine interp`, up to --interp-max events: it is ~20x slower)
+and, at the small size, v1 on the same run written as v1. Each figure is the median of --runs
+runs, interleaved so that a change of load hits every reader alike; CPU seconds (process time).
+Printed: events/s, the ratio to the `str.split` floor of the same file in the same round, peak MiB;
+then cost per event of the large size over the small one (issue 10: <= 1.5) and peak memory of
+the longest run over the shortest (issue 14: within 10 %).
 """
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
+import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -68,60 +78,108 @@ def as_v1(p: Path, a: int, u: int, l: int) -> Path:
 
 
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, {root!r})
 path, what = sys.argv[1], sys.argv[2]
-t0 = time.perf_counter(); c0 = time.process_time()
-if what == "floor":
+if what in ("compiled", "interp", "v1"):
+    from spmcheck.checker import openworld_check
+    from spmcheck.checker.replay import check_path
+    openworld_check.ENGINE = "interp" if what == "interp" else "compiled"
+    check_path({warm!r})  # grammar, definition and compiled reading built outside the timing
+    check_path({warm1!r})
+c0 = time.process_time()
+if what == "read":
+    n = 0
+    with open(path) as f:
+        for ln in f:
+            n += 1
+    verdict = "-"
+elif what == "split":
     n = 0
     with open(path) as f:
         for ln in f:
             tuple(ln.split()); n += 1
     verdict = "-"
 else:
-    from spmcheck.checker.replay import check_path
     r = check_path(path)
     n, verdict = r.events, r.verdict.value
+cpu = time.process_time() - c0
 # VmHWM (this process image's peak resident set): ru_maxrss would carry the parent's over exec
 hwm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")) / 1024
-print(json.dumps({{"n": n, "cpu": time.process_time() - c0, "wall": time.perf_counter() - t0,
-                  "rss": hwm, "verdict": verdict}}))
+print(json.dumps({{"n": n, "cpu": cpu, "rss": hwm, "verdict": verdict}}))
 """
 
 
 def measure(path: Path, what: str) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", CHILD.format(root=str(ROOT)), str(path), what],
-                         check=True, capture_output=True, text=True).stdout
+    src = CHILD.format(root=str(ROOT), warm=str(ROOT / "traces" / "final-v2-cpp-a8-t64.log"),
+                       warm1=str(ROOT / "traces" / "final-walk-ok.log"))
+    out = subprocess.run([sys.executable, "-c", src, str(path), what], check=True, capture_output=True,
+                         text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
     return json.loads(out.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def machine() -> str:
+    cpu = ""
+    try:
+        cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return (f"{datetime.datetime.now().isoformat(timespec='minutes')}  {cpu}  {os.cpu_count()} cores  "
+            f"Python {platform.python_version()}  load {os.getloadavg()[0]:.1f}")
+
+
+def bench(runs: int, sizes: list[int], interp_max: int, systems: list[tuple[str, tuple[int, int, int]]]) -> None:
+    print(f"== checker: events/s vs the floors on the same file (median of {runs}; CPU time) ==")
+    print(f"   {machine()}")
+    print(f"{'system':<20} {'events':>9} {'reader':<22} {'k ev/s':>8} {'x split':>8} {'peak MiB':>9}  verdict")
+    per_event: dict[tuple[str, int], float] = {}
+    peak: dict[tuple[str, int], float] = {}
+    for label, (a, u, l) in systems:
+        for n in sizes:
+            p = trace(a, u, l, n)
+            readers = ["read", "split", "compiled"] + (["interp"] if n <= interp_max else [])
+            v1 = as_v1(p, a, u, l) if label == "small" and u <= 6 and l <= 6 and a <= 6 else None
+            if v1 is not None:
+                readers.append("v1")
+            got: dict[str, list[dict[str, float]]] = {r: [] for r in readers}
+            for _ in range(runs):
+                for r in readers:
+                    got[r].append(measure(v1 if r == "v1" else p, r))
+            split = statistics.median(m["n"] / m["cpu"] for m in got["split"])
+            for r in readers:
+                rate = statistics.median(m["n"] / m["cpu"] for m in got[r])
+                rss = statistics.median(m["rss"] for m in got[r])
+                name = {"read": "floor: for line in f", "split": "floor: str.split", "compiled": "compiled (default)",
+                        "interp": "interpreter", "v1": "v1 (fixed size)"}[r]
+                print(f"{f'{a} agents/{u + l} thr':<20} {n:>9} {name:<22} {rate / 1e3:>8.0f} {rate / split:>8.2f} "
+                      f"{rss:>9.0f}  {got[r][0]['verdict']}", flush=True)
+                if r == "compiled":
+                    per_event[(label, n)] = 1 / rate
+                    peak[(label, n)] = rss
+    for n in sizes:
+        if ("large", n) in per_event and ("small", n) in per_event:
+            print(f"cost per event at {n} events, large / small: {per_event[('large', n)] / per_event[('small', n)]:.2f} "
+                  f"(issue 10: <= 1.5)")
+    for label, _ in systems:
+        lo, hi = min(sizes), max(sizes)
+        if (label, lo) in peak and (label, hi) in peak and lo != hi:
+            print(f"peak memory {label}, {hi} vs {lo} events: {peak[(label, hi)]:.0f} / {peak[(label, lo)]:.0f} MiB "
+                  f"= {peak[(label, hi)] / peak[(label, lo)]:.2f} (issue 14: within 10 %)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--events", type=int, default=1_000_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--events", default="100000,1000000", help="comma-separated lengths")
+    ap.add_argument("--huge", action="store_true", help="also 10 M events (long to simulate the first time)")
+    ap.add_argument("--interp-max", type=int, default=100_000, help="longest run the interpreter reads")
     ap.add_argument("--small", default="2,2,2", help="agents,updaters,lookups (default 2,2,2: 4 threads)")
     ap.add_argument("--large", default="8,16,48", help="agents,updaters,lookups (default 8,16,48: 64 threads)")
     args = ap.parse_args()
-    rows = []
-    per_event = {}
-    for label, spec in (("small", args.small), ("large", args.large)):
-        a, u, l = (int(x) for x in spec.split(","))
-        p = trace(a, u, l, args.events)
-        fl = measure(p, "floor")
-        v2 = measure(p, "check")
-        rows.append((f"{a} agents / {u + l} threads", "floor (str.split)", fl))
-        rows.append((f"{a} agents / {u + l} threads", "v2 open world", v2))
-        per_event[label] = v2["cpu"] / max(v2["n"], 1)
-        if label == "small":
-            rows.append((f"{a} agents / {u + l} threads", "v1 fixed size", measure(as_v1(p, a, u, l), "check")))
-    print(f"{'system':<24} {'reader':<18} {'events':>9} {'verdict':>9} {'CPU s':>7} {'k ev/s':>8} {'x floor':>8} {'peak MiB':>9}")
-    floor = {}
-    for sysname, what, m in rows:
-        rate = m["n"] / m["cpu"] / 1000 if m["cpu"] else 0.0
-        if what.startswith("floor"):
-            floor[sysname] = m["cpu"]
-        ratio = m["cpu"] / floor[sysname] if floor.get(sysname) else 0.0
-        print(f"{sysname:<24} {what:<18} {m['n']:>9} {m['verdict']:>9} {m['cpu']:>7.1f} {rate:>8.1f} {ratio:>8.1f} {m['rss']:>9.0f}")
-    print(f"cost per event, large / small: {per_event['large'] / per_event['small']:.2f} (acceptance: <= 1.5)")
+    sizes = [int(x) for x in args.events.split(",")] + ([10_000_000] if args.huge else [])
+    systems = [("small", tuple(int(x) for x in args.small.split(","))),
+               ("large", tuple(int(x) for x in args.large.split(",")))]
+    bench(args.runs, sizes, args.interp_max, systems)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

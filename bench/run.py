@@ -96,11 +96,17 @@ def bench_check(d: Path, runs: int, huge: bool) -> None:
         c = med(rates)
         print(f"{n:>9}  {c / 1e3:>11.0f}  {fr / 1e3:>9.0f}  {fs / 1e3:>9.0f}  {c / fs:>8.2f}  {med(rss):>7.0f}  {verdict}")
     # --jobs 2 vs --jobs 1, each next to a floor sharded the same way (bench/bench_jobs.py)
-    from bench_jobs import measure, recorded
+    from bench_jobs import measure, recorded, simulated
 
     print(f"\n== check --jobs 2 vs --jobs 1 (median of {runs}) ==")
     measure("corpus traces/*.log", sorted(str(p) for p in (ROOT / "traces").glob("*.log")), runs)
     measure("recorded (spmcheck record --variant final --ops 3000)", recorded(d, 4, 3000), runs)
+    measure("format v2, compiled engine (simulated, 200000 events each)", simulated(d, 4, 200_000), runs)
+    # format v2: the compiled engine, the interpreter and v1 at 2 and 8 agents (bench/openworld.py)
+    from openworld import bench as ow_bench
+
+    ow_bench(runs, [100_000, 1_000_000] + ([10_000_000] if huge else []), 100_000,
+             [("small", (2, 2, 2)), ("large", (8, 16, 48))])
 
 
 # ---- prover -------------------------------------------------------------------------------------

@@ -417,9 +417,35 @@ class Gen:
         return f"ROLE.get({var}, {x.sort.name!r}) == {x.sort.name!r}"
 
     # ---- quantifiers ----
+    def _no_cell(self, e: Quant) -> str | None:
+        """`forall x. not (f(x) or g(x) ...)` over boolean functions whose cells are exactly their
+        true elements (false by default, never written by rows): no cell at all (`not (C_f or
+        C_g)`), when x's sort needs no role filter for them."""
+        body = e.body
+        if e.kind != "forall" or not (isinstance(body, Op) and body.op == "not"):
+            return None
+        inner = body.args[0]
+        apps = inner.args if isinstance(inner, Op) and inner.op == "or" else (inner,)
+        names = []
+        for a in apps:
+            if not (isinstance(a, App) and len(a.args) == 1 and isinstance(a.args[0], Var)
+                    and a.args[0].name == e.var.name and isinstance(a.func.dom, BoolDom)
+                    and not bool(a.func.init) and a.func.name not in self.row_written):
+                return None
+            if e.var.sort.name in self.role_sorts and a.func.args[0].name != e.var.sort.name:
+                return None
+            names.append(a.func.name)
+        live = [n for n in names if n in self.written]
+        if not live:
+            return "True"
+        return "(not (" + " or ".join(f"C_{n}" for n in live) + "))"
+
     def quant(self, e: Quant, env: dict[str, _Fold]) -> _Fold:
         x = e.var
         forall = e.kind == "forall"
+        quick = self._no_cell(e)
+        if quick is not None:
+            return _Fold(True) if quick == "True" else _Fold(src=quick)
         free = sorted(k for k, v in env.items() if not v.known and not self.is_fresh(v) and k != x.name)
         inner = {k: env[k] for k in env if k != x.name}
         fr = self.fresh(x.sort)
@@ -543,6 +569,8 @@ class Program:
     # ---- source ----
     def _generate(self, g: Gen) -> tuple[str, list[CAction]]:
         p = self.proto
+        self.may = may_hold(p)
+        self.lockf = {f.name for f in p.funcs if f.lock is not None}
         claims = []
         for name, cl in p.claims.items():
             if cl.kind != "invariant" or cl.expr is None:
@@ -675,9 +703,9 @@ class Program:
         for j, (_, s) in enumerate(a.select):
             if j in sel_used:
                 continue
-            body += _test(c.expr(s), "None")
+            body += [x for x in _test(c.expr(s), "None") if x not in body]
         for _, gd in a.guard:
-            body += _test(c.expr(gd), "None")
+            body += [x for x in _test(c.expr(gd), "None") if x not in body]
         obs: list[tuple[str, str]] = []
         for k, e in a.observe:
             kind = kind_of(e)
@@ -690,8 +718,9 @@ class Program:
             else:
                 body.append(f"if {x.text()} != {o}:\n    return None")
         for _, _, chk in a.checks:
-            body += _test(c.expr(chk), "False")
-        edges = a.kind == "lock_acquire" and _acquired(a) is not None
+            body += [x for x in _test(c.expr(chk), "False") if x not in body]
+        edges = a.kind == "lock_acquire" and _acquired(a) is not None and \
+            bool(self.may.get((a.role.name, a.at), set()) & self.lockf)
         if edges:
             body.append(f"if WL_{i}:\n    _watch(WL_{i}, {_v(a.thread.name)})")
         # ---- the updates, read in the pre-state ----
@@ -726,7 +755,7 @@ class Program:
                 init = repr(_init(f))
                 if len(tgt.args) == 1:
                     nonlocal_names.update({f"C_{f.name}", f"D_{f.name}"})
-                    pre.append(f"o{u} = (D_{f.name}, C_{f.name})")
+                    pre.append(f"\0o{u} = (D_{f.name}, C_{f.name})")
                     apply.append(f"D_{f.name} = d{u}\nC_{f.name} = c{u}")
                     undo.append(f"D_{f.name}, C_{f.name} = o{u}")
                 else:
@@ -738,31 +767,46 @@ class Program:
                 continue
             target, value = up
             f = target.func
-            ks = [f"k{u}_{j}" for j in range(len(target.args))]
+            ks = []
             for j, y in enumerate(target.args):
-                pre.append(f"{ks[j]} = {c.expr(y).text()}")
-            pre.append(f"n{u} = {c.expr(lift(value)).text()}")
+                ky = c.expr(y)
+                if not ky.known and ky.src.isidentifier():
+                    ks.append(ky.src)  # a parameter: no copy needed
+                else:
+                    ks.append(f"k{u}_{j}")
+                    pre.append(f"{ks[j]} = {ky.text()}")
+            nv = c.expr(lift(value))
+            if nv.known:
+                nval = repr(nv.lit)
+            else:
+                nval = f"n{u}"
+                pre.append(f"n{u} = {nv.src}")
+            if nv.known and f"n{u}" != nval:
+                pre.append(f"\0n{u} = {nval}")  # the claims below may name it
             init = repr(_init(f))
             if not ks:
                 nonlocal_names.add(f"V_{f.name}")
-                pre.append(f"o{u} = V_{f.name}")
-                apply.append(f"V_{f.name} = n{u}")
+                pre.append(f"\0o{u} = V_{f.name}")
+                apply.append(f"V_{f.name} = {nval}")
                 undo.append(f"V_{f.name} = o{u}")
             elif len(ks) == 1:
                 d = g.default(f)
-                pre.append(f"o{u} = C_{f.name}.get({ks[0]}, _MISS)")
-                apply.append(f"if n{u} == {d}:\n    C_{f.name}.pop({ks[0]}, None)\nelse:\n    C_{f.name}[{ks[0]}] = n{u}")
+                pre.append(f"\0o{u} = C_{f.name}.get({ks[0]}, _MISS)")
+                if nv.known and f.name not in g.row_written:
+                    apply.append(f"C_{f.name}.pop({ks[0]}, None)" if nv.lit == _init(f) else f"C_{f.name}[{ks[0]}] = {nval}")
+                else:
+                    apply.append(f"if {nval} == {d}:\n    C_{f.name}.pop({ks[0]}, None)\nelse:\n    C_{f.name}[{ks[0]}] = {nval}")
                 undo.append(f"if o{u} is _MISS:\n    C_{f.name}.pop({ks[0]}, None)\nelse:\n    C_{f.name}[{ks[0]}] = o{u}")
             else:
                 p = Gen.prefix([_Fold(src=k) for k in ks[:-1]])
                 k = ks[-1]
                 pre.append(f"o{u} = R_{f.name}.get({p})")
                 # copy on write: the old row stays intact for the undo
-                apply.append(f"if o{u} is None:\n    if n{u} != {init}:\n        R_{f.name}[{p}] = [{init}, {{{k}: n{u}}}]\n"
-                             f"elif n{u} == o{u}[0]:\n    _c = {{x: y for x, y in o{u}[1].items() if x != {k}}}\n"
+                apply.append(f"if o{u} is None:\n    if {nval} != {init}:\n        R_{f.name}[{p}] = [{init}, {{{k}: {nval}}}]\n"
+                             f"elif {nval} == o{u}[0]:\n    _c = {{x: y for x, y in o{u}[1].items() if x != {k}}}\n"
                              f"    if not _c and o{u}[0] == {init}:\n        del R_{f.name}[{p}]\n"
                              f"    else:\n        R_{f.name}[{p}] = [o{u}[0], _c]\n"
-                             f"else:\n    R_{f.name}[{p}] = [o{u}[0], {{**o{u}[1], {k}: n{u}}}]")
+                             f"else:\n    R_{f.name}[{p}] = [o{u}[0], {{**o{u}[1], {k}: {nval}}}]")
                 undo.append(f"if o{u} is None:\n    R_{f.name}.pop({p}, None)\nelse:\n    R_{f.name}[{p}] = o{u}")
             written.append((f, ks, False, u))
         # ---- goto: the program counter, the thread's dispatch table, the window sets ----
@@ -772,7 +816,8 @@ class Program:
         targets = _goto_labels(a.goto)
         if a.goto is not None:
             gt = c.expr(a.goto)
-            pre.append(f"ng = {gt.text()}")
+            if not gt.known:
+                pre.append(f"ng = {gt.src}")
             pinit = str(pcf.init)
             if gt.known:
                 lab = gt.lit
@@ -810,6 +855,9 @@ class Program:
         if post:
             undo_src = "\n".join(reversed(undo)) + "\nreturn False"
             post = [s.replace("_UNDO_", _indent(undo_src, 4).lstrip()) for s in post]
+            pre = [x.lstrip("\0") for x in pre]
+        else:
+            pre = [x for x in pre if not x.startswith("\0")]
         ret = f"return 2 if PEND else True" if edges else "return True"
         fn = f"A_{i}"
         sig = ", ".join([_v(n) for n in args] + [f"o_{j}" for j in range(len(obs))] + [tv])
