@@ -183,3 +183,21 @@ def test_large_blocks_and_long_lines() -> None:
     both(text.encode())  # several read blocks
     cut = text.index("\n", len(text) // 2) + 1
     both((text[:cut] + "# " + "x" * (70 * 1024) + "\n" + text[cut:]).encode())  # an over-long line
+
+
+def test_data_path_counterexamples() -> None:
+    """The data path's exported counterexamples (v2, model=datapath) of the drain/progress row H4,
+    which write two cells of one row in one step (`disp(q, 0)`, `disp(q, 1)`), in every revision."""
+    from spmcheck.spec.datapath.certs import DatapathCerts
+    from spmcheck.spec.datapath.variants import DVARIANTS
+    from spmcheck.spec.datapath.verdicts import ROWS, Runner
+
+    run = Runner(certs=DatapathCerts("use"))
+    seen = 0
+    for row in (r for r in ROWS if r.id == "H4"):
+        for v in DVARIANTS:
+            d = run.verdict(row, DVARIANTS[v])
+            if d.verdict == "violated":
+                seen += 1
+                both(d.trace().encode())
+    assert seen >= 4

@@ -800,13 +800,18 @@ class Program:
             else:
                 p = Gen.prefix([_Fold(src=k) for k in ks[:-1]])
                 k = ks[-1]
-                pre.append(f"o{u} = R_{f.name}.get({p})")
-                # copy on write: the old row stays intact for the undo
-                apply.append(f"if o{u} is None:\n    if {nval} != {init}:\n        R_{f.name}[{p}] = [{init}, {{{k}: {nval}}}]\n"
-                             f"elif {nval} == o{u}[0]:\n    _c = {{x: y for x, y in o{u}[1].items() if x != {k}}}\n"
-                             f"    if not _c and o{u}[0] == {init}:\n        del R_{f.name}[{p}]\n"
-                             f"    else:\n        R_{f.name}[{p}] = [o{u}[0], _c]\n"
-                             f"else:\n    R_{f.name}[{p}] = [o{u}[0], {{**o{u}[1], {k}: {nval}}}]")
+                pre.append(f"\0o{u} = R_{f.name}.get({p})")
+                # the row as the earlier writes of this step left it (two cells of one row may be
+                # written); copied on write when an undo may need the pre-state row intact
+                apply.append(f"_r = R_{f.name}.get({p})\n"
+                             f"if _r is None:\n    if {nval} != {init}:\n        R_{f.name}[{p}] = [{init}, {{{k}: {nval}}}]\n"
+                             f"\1elif {nval} == _r[0]:\n    _c = {{x: y for x, y in _r[1].items() if x != {k}}}\n"
+                             f"    if not _c and _r[0] == {init}:\n        del R_{f.name}[{p}]\n"
+                             f"    else:\n        R_{f.name}[{p}] = [_r[0], _c]\n"
+                             f"else:\n    R_{f.name}[{p}] = [_r[0], {{**_r[1], {k}: {nval}}}]\1"
+                             f"elif {nval} == _r[0]:\n    _r[1].pop({k}, None)\n"
+                             f"    if not _r[1] and _r[0] == {init}:\n        del R_{f.name}[{p}]\n"
+                             f"else:\n    _r[1][{k}] = {nval}")
                 undo.append(f"if o{u} is None:\n    R_{f.name}.pop({p}, None)\nelse:\n    R_{f.name}[{p}] = o{u}")
             written.append((f, ks, False, u))
         # ---- goto: the program counter, the thread's dispatch table, the window sets ----
@@ -856,8 +861,10 @@ class Program:
             undo_src = "\n".join(reversed(undo)) + "\nreturn False"
             post = [s.replace("_UNDO_", _indent(undo_src, 4).lstrip()) for s in post]
             pre = [x.lstrip("\0") for x in pre]
+            apply = [x.split("\1")[0] + x.split("\1")[1] if "\1" in x else x for x in apply]
         else:
             pre = [x for x in pre if not x.startswith("\0")]
+            apply = [x.split("\1")[0] + x.split("\1")[2] if "\1" in x else x for x in apply]
         ret = f"return 2 if PEND else True" if edges else "return True"
         fn = f"A_{i}"
         sig = ", ".join([_v(n) for n in args] + [f"o_{j}" for j in range(len(obs))] + [tv])
