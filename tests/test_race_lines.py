@@ -52,11 +52,14 @@ def assert_stale_read(r: FileResult, text: str) -> None:
     lines = text.splitlines()
     cited = [(e.line, *_words(lines[e.line - 1])) for e in race.lines]
     assert [ln for ln, *_ in cited] == sorted(ln for ln, *_ in cited)
-    (rl, rt, rk, ra), (il, it, ik, ia) = cited[0], cited[-1]
-    assert (rk, ik, il) == ("refcount_read", "serializer_insert", r.line) and rt == it
+    # cited in line order: an update still under way may have begun before the read
+    (il, it, ik, ia) = cited[-1]
+    reads = [c for c in cited[:-1] if c[2] == "refcount_read" and c[1] == it]
+    assert len(reads) == 1 and (ik, il) == ("serializer_insert", r.line), cited
+    (rl, rt, rk, ra) = reads[0]
     agent = ia["agent"]
     assert ra["agent"] == agent == race.agent
-    updates = cited[1:-1]
+    updates = [c for c in cited[:-1] if c is not reads[0]]
     # the update: another thread's count change of that agent between read and insert, or (P2
     # also forbids an insert while an update is under way) an update of that agent begun before
     # the insert and not ended there
