@@ -196,19 +196,9 @@ class CertStore:
 
     def flush(self) -> list[Path]:
         """Write the files recorded in update mode (sorted keys: diffs stay small)."""
-        out = []
         if self.mode != "update":
-            return out
-        self.root.mkdir(parents=True, exist_ok=True)
-        for name in sorted(self._dirty):
-            doc = self._docs[name]
-            for k in ("violations", "witnesses"):
-                doc[k] = dict(sorted(doc[k].items()))
-            path = self.root / name
-            path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-            out.append(path)
-        self._dirty.clear()
-        return out
+            return []
+        return write_docs(self.root, self._docs, self._dirty)
 
 
 def as_store(certs: "CertStore | str | None") -> CertStore:
@@ -230,3 +220,19 @@ def checkout_certs_dir(pkg: Path | None = None) -> Path:
     if not os.access(target, os.W_OK):
         raise CertError(f"--update cannot write certificates: {target} is not writable")
     return certs
+
+
+def write_docs(root: Path, docs: dict, dirty: set) -> list[Path]:
+    """Write the certificate files named in `dirty` (sorted keys: diffs stay small) and clear it;
+    shared by the core/lifecycle store and the data path's (spec/datapath/certs.py)."""
+    out: list[Path] = []
+    root.mkdir(parents=True, exist_ok=True)
+    for name in sorted(dirty):
+        doc = docs[name]
+        for k in ("violations", "witnesses"):
+            doc[k] = dict(sorted(doc[k].items()))
+        path = root / name
+        path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        out.append(path)
+    dirty.clear()
+    return out

@@ -30,7 +30,7 @@ from dataclasses import MISSING, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..certs import CERTS_DIR
+from ..certs import CERTS_DIR, write_docs
 from ..lang.syntax import Expr, Func, Protocol, Sort
 
 FORMAT = 1
@@ -148,16 +148,6 @@ class DatapathCerts:
 
     def flush(self) -> list[Path]:
         """Write the files recorded in update mode (sorted keys: diffs stay small)."""
-        out: list[Path] = []
         if self.mode != "update":
-            return out
-        self.root.mkdir(parents=True, exist_ok=True)
-        for name in sorted(self._dirty):
-            doc = self._docs[name]
-            for k in ("violations", "witnesses"):
-                doc[k] = dict(sorted(doc[k].items()))
-            path = self.root / name
-            path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-            out.append(path)
-        self._dirty.clear()
-        return out
+            return []
+        return write_docs(self.root, self._docs, self._dirty)
