@@ -78,7 +78,7 @@ def _usage(msg: str) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from spmcheck.spec.lifecycle.properties import LPROPERTIES, meta
     from spmcheck.spec.lifecycle.variants import LVARIANTS
-    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.properties import CORE_FINDINGS, PROPERTIES
     from spmcheck.spec.variants import VARIANTS
 
     from spmcheck.spec.names import label
@@ -86,7 +86,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     lines: list[str] = []
     models = []
     for key, title, variants, props in (
-            ("core", "core model (update_serialization / serializer)", VARIANTS, PROPERTIES),
+            ("core", "core model (update_serialization / serializer)", VARIANTS, {**PROPERTIES, **CORE_FINDINGS}),
             ("lifecycle", "SPM context lifecycle model", LVARIANTS, LPROPERTIES)):
         lines.append(f"{title}\nvariants:")
         for v in variants.values():
@@ -94,7 +94,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             lines.append(f"  {'':26} source: {v.source}")
         lines.append("properties:")
         for p in props.values():
-            finding = props is LPROPERTIES and meta(p.name).finding
+            finding = meta(p.name).finding if props is LPROPERTIES else p.name in CORE_FINDINGS
             tag = " [finding]" if finding else ""
             lines.append(f"  {p.name:38} {p.summary}{tag}")
             lines.append(f"  {'':38} source: {p.source}")
@@ -102,7 +102,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         models.append({"model": key,
                        "variants": [{"name": v.name, "summary": v.summary, "source": v.source} for v in variants.values()],
                        "properties": [{"name": p.name, "label": label(p.name), "summary": p.summary, "source": p.source,
-                                       "finding": bool(props is LPROPERTIES and meta(p.name).finding)}
+                                       "finding": bool(meta(p.name).finding if props is LPROPERTIES
+                                                       else p.name in CORE_FINDINGS)}
                                       for p in props.values()]})
     nv = sum(len(m["variants"]) for m in models)
     npr = sum(len(m["properties"]) for m in models)
@@ -148,7 +149,7 @@ def _split_names(args: argparse.Namespace) -> tuple[list[str], list[str], list[s
     the names as given (its row P3 is not the lifecycle's alias P3)."""
     from spmcheck.spec.lifecycle.properties import LPROPERTIES
     from spmcheck.spec.lifecycle.variants import LVARIANTS
-    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.properties import CORE_FINDINGS, PROPERTIES
     from spmcheck.spec.variants import VARIANTS
 
     from .datapath_cli import known_names, selection
@@ -165,10 +166,12 @@ def _split_names(args: argparse.Namespace) -> tuple[list[str], list[str], list[s
     given = list(args.property or [])
     args.property = [_resolve(n) for n in args.property] if args.property else args.property
     for n, raw in zip(args.property or [], given):
-        if n not in PROPERTIES and n not in LPROPERTIES and raw not in drows:
-            return _usage(_closest(raw, list(PROPERTIES) + list(LPROPERTIES) + drows, "property"))
+        if n not in PROPERTIES and n not in CORE_FINDINGS and n not in LPROPERTIES and raw not in drows:
+            return _usage(_closest(raw, list(PROPERTIES) + list(CORE_FINDINGS) + list(LPROPERTIES) + drows,
+                                   "property"))
     cv = [n for n in VARIANTS if not args.variant or n in args.variant]
-    cp = [n for n in PROPERTIES if not args.property or n in args.property]
+    # the core's findings are run against FINDING_VARIANTS only (spec.prove.prove_all)
+    cp = [n for n in [*PROPERTIES, *CORE_FINDINGS] if not args.property or n in args.property]
     lv = [n for n in LVARIANTS if not args.variant or n in args.variant]
     lp = [n for n in LPROPERTIES if not args.property or n in args.property]
     return cv, cp, lv, lp
@@ -197,6 +200,7 @@ def cmd_prove(args: argparse.Namespace) -> int:
 def run_prove(args: argparse.Namespace) -> Any:
     """The prove run of `args` as a ProveRun record (or an exit code: usage error, --infer,
     --parametric, which print their own output)."""
+    from spmcheck.spec.properties import CORE_FINDINGS, FINDING_VARIANTS
     split = _split_names(args)
     if isinstance(split, int):
         return split
@@ -210,7 +214,8 @@ def run_prove(args: argparse.Namespace) -> Any:
         print("\n".join(any_size_lines()))
         return exitcodes.OK
     if args.parametric:
-        return _prove_parametric(args, variants if args.model != "lifecycle" else [], props,
+        return _prove_parametric(args, variants if args.model != "lifecycle" else [],
+                                 [p for p in props if p not in CORE_FINDINGS],
                                  lvariants if args.model != "core" else [], lprops)
     cfg = _config(args)
     lcfg = _lconfig(args)
@@ -227,7 +232,8 @@ def run_prove(args: argparse.Namespace) -> Any:
     from .datapath_cli import job as datapath_job
 
     t0 = time.monotonic()
-    total = (len(variants) * len(props) if run_core else 0) + len(lpairs)
+    total = (sum(1 for v in variants for p in props if p not in CORE_FINDINGS or v in FINDING_VARIANTS)
+             if run_core else 0) + len(lpairs)
     tty, progress = _progress(args, total)
     if args.infer:
         return _infer(args, variants if run_core else [], lvariants, cfg, lcfg, progress, tty)
@@ -486,17 +492,18 @@ def cmd_cex(args: argparse.Namespace) -> int:
         return cex(args)
     from spmcheck.spec.lifecycle.properties import LPROPERTIES
     from spmcheck.spec.lifecycle.variants import LVARIANTS
-    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.properties import CORE_FINDINGS, PROPERTIES
     from spmcheck.spec.variants import VARIANTS
 
     args.property = _resolve(args.property)
+    core_props = {**PROPERTIES, **CORE_FINDINGS}
     lifecycle = args.variant in LVARIANTS and args.property in LPROPERTIES and not (
-        args.variant in VARIANTS and args.property in PROPERTIES and args.model != "lifecycle")
+        args.variant in VARIANTS and args.property in core_props and args.model != "lifecycle")
     if not lifecycle:
         if args.variant not in VARIANTS:
             return _usage(_closest(args.variant, list(VARIANTS) + list(LVARIANTS), "variant"))
-        if args.property not in PROPERTIES:
-            return _usage(_closest(args.property, list(PROPERTIES) + list(LPROPERTIES), "property"))
+        if args.property not in core_props:
+            return _usage(_closest(args.property, list(core_props) + list(LPROPERTIES), "property"))
     for opt, path in (("-o", args.output), ("--json", getattr(args, "json", None))):
         bad = output_problem(path) if path else None
         if bad:

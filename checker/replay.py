@@ -91,8 +91,11 @@ class PropSet:
 
 
 def core_props() -> PropSet:
+    from spmcheck.spec.properties import CORE_FINDINGS
+
     return PropSet(tuple(p for p in PROPERTIES.values() if p.state is not None and p.name != DEADLOCK),
-                   tuple(p for p in PROPERTIES.values() if p.watches is not None and p.step is not None))
+                   tuple(p for p in PROPERTIES.values() if p.watches is not None and p.step is not None),
+                   tuple(p for p in CORE_FINDINGS.values() if p.state is not None))
 
 
 def _same_check(a: Property, b: Property) -> bool:
@@ -424,9 +427,11 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
 
     def note(props: tuple[str, ...], n: int, text: str, at_step: bool) -> Failure | None:
         """Record findings at line n; with --findings-fail the first one is the verdict."""
+        from spmcheck.spec.properties import CORE_FINDINGS
+
         for pname in props:
-            summary = LPROPERTIES[pname].summary.removeprefix("finding: ")
-            if pname not in FINDINGS:
+            summary = (LPROPERTIES.get(pname) or CORE_FINDINGS[pname]).summary.removeprefix("finding: ")
+            if pname not in FINDINGS and pname not in CORE_FINDINGS:
                 summary = "(outside its proved scenario: deactivate=1) " + summary
             if findings_fail:
                 return Failure(Verdict.VIOLATED, "CHK101", f"finding {pname} fails"

@@ -30,6 +30,8 @@ EXPECTED: dict[tuple[str, str], tuple[str, str]] = {
     ("apply-after-unlock", "lock-discipline"): ("proved", "the crossings are computed under W(rc); the late apply reads only the caller's flag"),
     ("global-flag", "lock-discipline"): ("proved", "G0 reads the atomic flag; the refcount is a ghost there (no lock protects it)"),
     ("reversed-lookup-order", "lock-discipline"): ("proved", "the inversion changes lock order, each access is still under its lock"),
+    # findings (spec.properties CORE_FINDINGS), run against final only
+    ("final", "stored-flag-mirrors-refcount"): ("violated", "fidelity-audit U2: two updaters store the `any_enabled` each computed under W(rc) in the opposite order after U(rc); the flag stays stale until the next update"),
 }
 
 

@@ -176,11 +176,11 @@ class Model:
         return self.actions_by_key.get((thread, kind, tuple((k, given[k]) for k in statics if k in given)), [])
 
     def claim(self, name: str) -> Callable[[Backend, State], Term]:
-        """An invariant claim of the definition compiled at this size."""
+        """An invariant claim (or finding) of the definition compiled at this size."""
         if name not in self._claims:
             from .lang.finite import compile_closed
 
-            c = self.protocol.claims[name]
+            c = self.protocol.claims.get(name) or self.protocol.findings[name]
             assert c.kind == "invariant" and c.expr is not None, name
             self._claims[name] = compile_closed(self.universe, c.expr, name)
         return self._claims[name]

@@ -432,6 +432,11 @@ def _lookup(c: Core, v: Variant) -> None:
 
 
 P1, P2 = "serializer-mirrors-refcount", "creation-consistent"
+FLAG = "stored-flag-mirrors-refcount"
+# an updater between changing a count and storing the `any_enabled` it computed: the stored flag
+# may lag only there (for G0, the store comes first: no window)
+FLAG_WINDOW = ("count", "release_refcount_early", "acq_map", "apply", "set_state", "release_serializer",
+               "release_refcount", "store_flag")
 
 
 def _claims(c: Core) -> None:
@@ -442,6 +447,14 @@ def _claims(c: Core) -> None:
                   "digest §4 P1; PR #11869/#11870; CBMC harness ref 69151498078 'P1'; issue 11 item 2 "
                   "(judged per agent, not only when no thread at all is inside a call)",
                   Forall(x, Implies(And(c.settled(x), c.ex(x)), c.en(x) == c.enabled(x))))
+    u = Var("u", c.updater)
+    c.b.finding(FLAG, "U2: _serialized_enabled equals refcount.any() whenever no update_serialization() is "
+                "between its count change and its store (QueueController::serialization_enabled() reads it)",
+                "fidelity-audit U2: `any_enabled` is computed under W(rc) and stored after U(rc), so two updaters "
+                "can store in the opposite order; queue_controller.cpp@amd-vkale/5d4ce3a9 update_serialization; "
+                "serialization_enabled() 'exposed for unit-test verification' (queue_controller.hpp@04650a10)",
+                Implies(Forall(u, Not(Or(*[c.upc(u) == lab for lab in FLAG_WINDOW]))),
+                        c.flag() == c.any_enabled()))
     c.b.step_claim(P2, "P2: an entry is created in the state the refcount gives at that moment, with no "
                    "refcount update in progress (atomic w.r.t. updates)",
                    "digest §4 P2; PR #11870 'created from a stale observation'")

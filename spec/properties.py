@@ -11,7 +11,7 @@ from typing import Callable
 from .backend import Backend, Term
 from .model import Action, Model
 from .lang.discipline import CLAIM as DISCIPLINE
-from .programs import P1, P2, definition, pc_of, role_of
+from .programs import FLAG, P1, P2, definition, pc_of, role_of
 from .variants import VARIANTS
 from .vocabulary import State, enabled, lv
 
@@ -62,6 +62,11 @@ def quiescent(b: Backend, s: State, m: Model, a: int) -> Term:
 def mirrors(b: Backend, s: State, m: Model) -> Term:
     """P1 as the definition states it (spec.programs `_claims`), compiled at the model's size."""
     return m.claim(P1)(b, s)
+
+
+def stored_flag(b: Backend, s: State, m: Model) -> Term:
+    """The definition's finding of that name (spec.programs `_claims`) at the model's size."""
+    return m.claim(FLAG)(b, s)
 
 
 def _step_claim(name: str) -> tuple[Callable[[Action], bool], StepFn]:
@@ -179,6 +184,22 @@ PROPERTIES: dict[str, Property] = {
         ),
     )
 }
+
+
+# residual risks of the final design (the definition's `findings`): proved only against `final`
+# (FINDING_VARIANTS), reported with a counterexample as a finding, never a failure; the checker
+# notes them and keeps its verdict. Kept out of PROPERTIES so no table takes one for a claim.
+_FINDS = definition(VARIANTS["final"]).findings
+CORE_FINDINGS: dict[str, Property] = {
+    FLAG: Property(FLAG, _FINDS[FLAG].summary, _FINDS[FLAG].source, state=stored_flag,
+                   witnesses=(W_RC_020,)),
+}
+FINDING_VARIANTS = ("final",)
+
+
+def core_property(name: str) -> Property:
+    """A core property or finding by name."""
+    return PROPERTIES.get(name) or CORE_FINDINGS[name]
 
 
 def settled(b: Backend, s: State, m: Model) -> Term:

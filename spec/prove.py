@@ -22,7 +22,7 @@ from .events import value_text
 from .expected import expected
 from .induction import Inductive, houdini, implies_property, verify_stored
 from .model import Action, Model, apply
-from .properties import PROPERTIES, Property, Witness
+from .properties import CORE_FINDINGS, FINDING_VARIANTS, PROPERTIES, Property, Witness, core_property
 from .results import CexStep, ProofResult, WitnessResult
 from .setup import SetupError, prefix_for
 from .vocabulary import Config
@@ -356,7 +356,7 @@ def prove_variant(variant: str, props: Sequence[str], cfg: Config, timeout: floa
     out: list[ProofResult] = []
     witness_cache: dict[str, WitnessResult] = {}
     for pname in props:
-        prop = PROPERTIES[pname]
+        prop = core_property(pname)
         exp, src = expected(variant, pname)
         t1 = time.monotonic()
         budget = Budget.seconds(timeout)
@@ -435,11 +435,13 @@ def _search_method(note: str) -> str:
 def prove_all(variants: Sequence[str], props: Sequence[str], cfg: Config, timeout: float,
               progress: Callable[[str], None] = lambda s: None,
               certs: CertStore | str | None = None) -> list[ProofResult]:
-    """Every (variant, property) pair; in "update" mode the certificates are written at the end."""
+    """Every (variant, property) pair of `props` that are properties, and each finding among
+    `props` against FINDING_VARIANTS only; in "update" mode the certificates are written at the end."""
     store = as_store(certs)
     out: list[ProofResult] = []
     for v in variants:
-        out += prove_variant(v, props, cfg, timeout, progress, store)
+        mine = [p for p in props if p not in CORE_FINDINGS or v in FINDING_VARIANTS]
+        out += prove_variant(v, mine, cfg, timeout, progress, store)
     if not isinstance(certs, CertStore):
         store.flush()
     return out
@@ -472,7 +474,7 @@ def counterexample(variant: str, prop: str, cfg: Config, timeout: float) -> Proo
     definitions with no stored invariant to re-check (the mutants of tests/test_mutation.py):
     a counterexample found is a verdict; not finding one proves nothing."""
     model = Model(cfg, variant)
-    p = PROPERTIES[prop]
+    p = core_property(prop)
     t0 = time.monotonic()
     ok = lambda st, acts: _violates(model, p, st, acts)  # noqa: E731
     got = find_path(model, lambda m: violation_target(m, p), ok, timeout, bfs_violation(p))

@@ -144,12 +144,15 @@ def _findings(run: ProveRun) -> str:
     from spmcheck.spec.lifecycle.variants import LVARIANTS
 
     cards = []
-    for p in run.model("lifecycle"):
-        if not p.finding:
+    from spmcheck.spec.properties import CORE_FINDINGS
+    from spmcheck.spec.variants import VARIANTS
+
+    for p in run.pairs:
+        if not p.finding or p.model == "datapath":
             continue
         r = p.result
-        prop = LPROPERTIES.get(r.property)
-        var = LVARIANTS.get(r.variant)
+        prop = (CORE_FINDINGS if p.model == "core" else LPROPERTIES).get(r.property)
+        var = (VARIANTS if p.model == "core" else LVARIANTS).get(r.variant)
         window = (f"{len(r.counterexample)} steps; fails at: {cexr.action_text(r.counterexample[-1])} "
                   f"({r.counterexample[-1].thread})") if r.counterexample else "no counterexample"
         status = ("residual risk, shown as expected (violated)" if r.matches and r.verdict == "violated"

@@ -149,7 +149,7 @@ def render(data: ReportData) -> str:
     qs = _questions(run)
     if qs:
         out += ["", "## Reviewers' questions", ""] + qs
-    finds = [p for p in run.model("lifecycle") if p.finding]
+    finds = [p for p in run.pairs if p.finding and p.model != "datapath"]
     if finds:
         out += ["", "## Findings: residual risks of the final design", "",
                 "Expected counterexamples, not failures; each is drawn below.", ""]

@@ -66,7 +66,7 @@ def brief(run: ProveRun, timings: bool = False) -> list[str]:
     core = run.model("core")
     lc = [p for p in run.model("lifecycle")]
     used: list[str] = []
-    if core:
+    if any(not p.finding for p in core):
         cols = [c for c in CORE_COLS if any(p.result.property == c for p in core)]
         out.append(f"core model ({run.core_size})")
         out += ["  " + ln for ln in matrix(core, cols)]
@@ -87,7 +87,7 @@ def brief(run: ProveRun, timings: bool = False) -> list[str]:
                    "(expected: known-bad) | . not run | ! unexpected")
     if lc:
         out += questions(run)
-    finds = [p for p in lc if p.finding]
+    finds = [p for p in run.pairs if p.finding and p.model != "datapath"]
     if finds:
         out.append("\nfindings: residual risks of the final design, shown as counterexamples (expected, not failures):")
         w = max(len(p.result.property) for p in finds)

@@ -107,8 +107,10 @@ def make_run(core: Sequence[ProofResult], lifecycle: Sequence[ProofResult], core
     from spmcheck.spec.parametric.prove import any_size_status
     from spmcheck.spec.report import exit_code
 
-    pairs = [Pair("core", r, ("any size" if r.any_size == "any size" else r.any_size) if r.verdict == "proved" else "-")
-             for r in core]
+    from spmcheck.spec.properties import CORE_FINDINGS
+
+    pairs = [Pair("core", r, ("any size" if r.any_size == "any size" else r.any_size) if r.verdict == "proved" else "-",
+                  r.property in CORE_FINDINGS) for r in core]
     pairs += [Pair("lifecycle", r, any_size_status(r.variant, r.property, model="lifecycle")
                    if r.verdict == "proved" else "-", meta(r.property).finding) for r in lifecycle]
     pairs += [datapath_pair(d) for d in datapath]

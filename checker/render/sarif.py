@@ -64,7 +64,9 @@ def _rule(prop: str, model: str) -> dict[str, Any]:
     from spmcheck.spec.lifecycle.properties import LPROPERTIES
     from spmcheck.spec.properties import PROPERTIES
 
-    p = (PROPERTIES if model == "core" else LPROPERTIES).get(prop)
+    from spmcheck.spec.properties import CORE_FINDINGS
+
+    p = ({**PROPERTIES, **CORE_FINDINGS} if model == "core" else LPROPERTIES).get(prop)
     summary = p.summary if p is not None else prop
     return {"id": f"{model}/{prop}", "name": prop, "shortDescription": {"text": summary[:200]},
             "fullDescription": {"text": summary + (f" (source: {p.source})" if p is not None else "")},

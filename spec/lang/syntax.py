@@ -439,6 +439,11 @@ class Protocol:
     pc: dict[str, Func] = field(default_factory=dict)  # role name -> its program counter
     layout: list[tuple[Func, ...]] = field(default_factory=list)
     claims: dict[str, Claim] = field(default_factory=dict)
+    # claims the design is known to break: residual risks of the code as it stands (fidelity-audit
+    # U2, ...). A counterexample of one is a finding, not a failure: a reading that judges a run
+    # reports it as a note and keeps the verdict; a reading that does not know findings ignores
+    # them (they are kept apart from `claims` so no reading can take one for a fatal property)
+    findings: dict[str, Claim] = field(default_factory=dict)
     # counters the any-size reading reads through what they count: name -> (one variable per
     # argument, a `Count` over those). Finite readings keep the stored counter (and ignore this);
     # the any-size reading declares no symbol for it, drops its updates and reads each
@@ -504,6 +509,12 @@ class Builder:
     def invariant(self, name: str, summary: str, source: str, expr: Expr) -> Claim:
         c = Claim(name, "invariant", summary, source, expr)
         self.p.claims[name] = c
+        return c
+
+    def finding(self, name: str, summary: str, source: str, expr: Expr) -> Claim:
+        """An invariant the design is known to break (`Protocol.findings`)."""
+        c = Claim(name, "invariant", summary, source, expr)
+        self.p.findings[name] = c
         return c
 
     def step_claim(self, name: str, summary: str, source: str) -> Claim:
