@@ -105,9 +105,14 @@ def cmd_list(args: argparse.Namespace) -> int:
                                        "finding": bool(meta(p.name).finding if props is LPROPERTIES
                                                        else p.name in CORE_FINDINGS)}
                                       for p in props.values()]})
+    from .datapath_cli import list_block
+
+    dlines, dmodel = list_block()
+    lines += dlines + [""]
+    models.append(dmodel)
     nv = sum(len(m["variants"]) for m in models)
     npr = sum(len(m["properties"]) for m in models)
-    summary = f"spmcheck: {nv} variants and {npr} properties in 2 models"
+    summary = f"spmcheck: {nv} variants and {npr} properties in {len(models)} models"
     lines.append(summary)
     from .render.envelope import envelope
 

@@ -80,6 +80,33 @@ def row_meaning(row_id: str) -> tuple[str, str, str]:
     return row.prop, summary, source
 
 
+def list_block() -> tuple[list[str], dict[str, Any]]:
+    """`spmcheck list`'s data-path block: the revisions (variants) and the rows of
+    `spmcheck prove --model datapath` (row id, the claim it decides, its scope), with their
+    sources; and the same as the JSON `models` entry."""
+    from spmcheck.spec.datapath.variants import DVARIANTS
+    from spmcheck.spec.datapath.verdicts import ROWS
+
+    lines = ["data path (WriteInterceptor, sessions, serializer fences; spmcheck prove --model datapath)", "variants:"]
+    for v in DVARIANTS.values():
+        lines.append(f"  {v.name:26} {v.summary}")
+        lines.append(f"  {'':26} source: {v.source}")
+    lines.append("properties (rows):")
+    props = []
+    for r in ROWS:
+        claim, summary, source = row_meaning(r.id)
+        tag = " [finding]" if r.finding else ""
+        lines.append(f"  {r.id:22} {claim} ({r.kind}, scope {r.scope}): {summary}{tag}")
+        lines.append(f"  {'':22} source: {source}; expectation: {r.why}")
+        # the envelope's listModel keys: the label is the claim the row decides
+        props.append({"name": r.id, "label": claim, "summary": f"{summary} ({r.kind}, scope {r.scope})",
+                      "source": source, "finding": r.finding})
+    model = {"model": "datapath",
+             "variants": [{"name": v.name, "summary": v.summary, "source": v.source} for v in DVARIANTS.values()],
+             "properties": props}
+    return lines, model
+
+
 def any_size_lines() -> list[str]:
     """`spmcheck prove --parametric --model datapath`: per data-path claim, any size or bounded
     (at which scopes) and why, one line each; nothing is searched."""

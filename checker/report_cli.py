@@ -28,7 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", nargs="+", metavar="FILE", default=[], help="trace files to check and include")
     p.add_argument("--variant", action="append", metavar="NAME", help="as for prove (default: all)")
     p.add_argument("--property", action="append", metavar="NAME", help="as for prove (default: all)")
-    p.add_argument("--model", choices=("core", "lifecycle", "all"), default="all")
+    p.add_argument("--model", choices=("core", "lifecycle", "all", "datapath"), default="all",
+                   help="as for prove (datapath: the hazard x revision table alone)")
     p.add_argument("--json", metavar="PATH", help="write the JSON envelope of this command")
     p.add_argument("--no-progress", action="store_true", help="no progress line on a terminal")
     _size_args(p)

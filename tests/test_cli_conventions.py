@@ -33,10 +33,11 @@ def test_version_and_python_dash_m() -> None:
     r = _run("--version")
     assert r.returncode == 0 and r.stdout.strip() == f"spmcheck {version()}"
     r = _run("list")
+    from spmcheck.spec.datapath.variants import DVARIANTS
     from spmcheck.spec.lifecycle.variants import LVARIANTS
     from spmcheck.spec.variants import VARIANTS
 
-    n = len(VARIANTS) + len(LVARIANTS)  # `list` covers both models' variants
+    n = len(VARIANTS) + len(LVARIANTS) + len(DVARIANTS)  # `list` covers the three models' variants
     assert r.returncode == 0 and r.stdout.rstrip().splitlines()[-1].startswith(f"spmcheck: {n} variants")
 
 

@@ -139,8 +139,9 @@ def render(data: ReportData) -> str:
         out += ["", "Data path, audit hazards × revision (each row at its own scope; `spmcheck prove --model "
                 "datapath` lists the scopes):", ""] + datapath_matrix(dp)
     used = list(dict.fromkeys(p.result.property for p in run.pairs if not p.finding and p.model != "datapath"))
-    out += ["", "Properties: " + "; ".join(f"**{label(c)}** `{c}`" for c in used) + ". "
-            "*violated* on a known-bad variant is the expected outcome: the bug is caught with a counterexample."]
+    names = ("Properties: " + "; ".join(f"**{label(c)}** `{c}`" for c in used) + ". ") if used else ""
+    out += ["", names + "*violated* on a known-bad variant is the expected outcome: the bug is caught with a "
+            "counterexample."]
     from .prove_text import problems
 
     bad = problems(run)
