@@ -280,10 +280,10 @@ def cex(args: argparse.Namespace) -> int:
         print(summary, file=sys.stderr)
         return max(code, _cex_json(args, d, code, summary, None))
     text = d.trace()
-    where = (f"event {len(d.events)}" + (": no thread can move any more (deadlock), it never happens" if
-                                          d.kind == "progress" else "") if d.clean else
-             "a state from which it never happens" if d.kind == "progress" else
-             "an earlier event (another claim breaks on the way)")
+    where = f"event {len(d.events)}, the last" + (" (no continuation from there reaches the goal)"
+                                                  if d.kind == "progress" else "")
+    if not d.clean:
+        where += "; every such run breaks another claim first, which `spmcheck check` names too"
     summary = f"spmcheck: wrote {args.output}: {len(d.events)} events, violates {d.prop} at {where}"
     if args.output == "-":
         sys.stdout.write(text)

@@ -358,14 +358,30 @@ def check_lines(lines: Iterator[tuple[int, str | None, Any, bool]], name: str,
     engine, the lines are read in blocks and well-formed events take the compiled fast path
     (checker/owfast.py); everything else goes through the same line rules below."""
     chk = V2Check(name, first)
+    tee = None
+    if chk.header is not None and chk.header.model == "datapath":
+        from .datapath_check import Tee  # keeps the lines for the data path's finite replay
+
+        tee = Tee(lines, stream, first[0])
+        lines, stream = tee.lines(), tee.stream
     if ENGINE == "compiled" and chk.header is not None and stream is not None:
         from .owfast import run_compiled
 
         if run_compiled(chk, stream, first[0]):
-            return chk.result()
+            return _finish(chk, tee)
     for item in lines:
         chk.line(*item)
-    return chk.result()
+    return _finish(chk, tee)
+
+
+def _finish(chk: "V2Check", tee: Any) -> FileResult:
+    """The verdict; a data-path log's also judged at its end and for its header's property=
+    (checker/datapath_check.py)."""
+    if tee is None:
+        return chk.result()
+    from .datapath_check import finish
+
+    return finish(chk.header, chk.result(), tee)
 
 
 class V2Check:

@@ -114,47 +114,6 @@ def test_explorer_agrees_with_the_finite_reading() -> None:
                 assert as_int(inst.observed(tup)) == as_int(inst.comp.observed(CONCRETE, s)), inst.describe()
 
 
-def test_counterexamples_are_rejected_by_the_v2_checker(tmp_path: Path) -> None:
-    """Every invariant / step counterexample of the latest and the oldest revision, exported with
-    `spmcheck cex`, is rejected by `spmcheck check`: at its last line for the property when it
-    breaks nothing else first (clean), else at an earlier line for the claim it breaks on the way."""
-    import re
-
-    r = Runner()
-    for v in ("ee045e38", LATEST):
-        for row in ROWS:
-            if row.kind == "progress":
-                continue
-            d = r.verdict(row, DVARIANTS[v])
-            if d.verdict != "violated":
-                continue
-            out = tmp_path / f"{row.id}-{v}.log"
-            assert main(["cex", "--model", "datapath", "--variant", v, "--property", row.id, "-o", str(out)]) == 0
-            lines = out.read_text().splitlines()
-            assert lines[0].startswith(f"spmcheck-trace v2 model=datapath variant={v} source=spmcheck-cex ")
-            assert len(lines) == len(d.events) + 1
-            res = tmp_path / f"{row.id}-{v}.txt"
-            code = _check(out, res)
-            assert code == 1, (row.id, v)
-            m = re.search(r"violated (\S+) at line (\d+)", res.read_text())
-            assert m, res.read_text()
-            if d.clean:
-                assert (m.group(1), int(m.group(2))) == (row.prop, len(lines)), (row.id, v, m.group(0))
-            else:
-                assert int(m.group(2)) < len(lines), (row.id, v)
-
-
-def _check(trace: Path, out: Path) -> int:
-    import contextlib
-    import io
-
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        code = main(["check", str(trace)])
-    out.write_text(buf.getvalue())
-    return code
-
-
 def test_prove_cli_table_and_summary(capsys: pytest.CaptureFixture[str],
                                      table: dict[tuple[str, str], DVerdict]) -> None:
     assert main(["prove", "--model", "datapath", "--variant", LATEST, "--variant", "ee045e38",

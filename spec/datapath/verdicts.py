@@ -22,9 +22,11 @@ from typing import Any, Callable
 from ..backend import CONCRETE
 from ..lang.syntax import And, Exists, Expr, Lit, Not, Or, Var
 from .certs import DatapathCerts, definition_hash
+from . import tracecheck
 from .explore import Explorer, Graph, can_reach, first_state, stuck
 from .protocol import (BARS, DRAIN, DRAIN_LABELS, GATE, GRANT, H1, H2, H2B, H3, H5, H6, LATE, P3, PKTS, DP,
                        Scope, definition, dp_of)
+from .tracecheck import Outcome, TEvent
 from .variants import DVARIANTS, DVariant
 
 K = Lit
@@ -393,12 +395,11 @@ class Runner:
                         waits=waits, clean=is_clean, **base)
 
     def _export(self, ex: Explorer, row: Row, g: Graph, dp: DP) -> tuple[list[tuple[tuple, int]] | None, bool]:
-        """(the run `cex` exports, whether it breaks no other claim before its last step)."""
-        if row.kind != "progress":
-            found = self._clean(ex, row)
-            return found, found is not None
-        got = self._clean_progress(ex, row, g, dp)
-        return (None, False) if got is None else got
+        """(the run `cex` exports, whether it breaks no other claim before its last step); None
+        when every counterexample breaks another claim first (the shortest one is exported then,
+        and the trace checker, told the claim by the header's property=, names both)."""
+        found = self._clean(ex, row) if row.kind != "progress" else self._clean_progress(ex, row, g, dp)
+        return found, found is not None
 
     def _avoid(self, ex: Explorer, row: Row) -> tuple[tuple[Callable[[tuple], Any], ...], frozenset[str]]:
         inv = tuple(ex.closed(c.expr, n) for n, c in ex.proto.claims.items()
@@ -406,16 +407,11 @@ class Runner:
         steps = frozenset(n for n, c in ex.proto.claims.items() if c.kind == "step" and n != row.prop)
         return inv, steps
 
-    def _clean_progress(self, ex: Explorer, row: Row, g: Graph, dp: DP) -> tuple[list[tuple[tuple, int]], bool] | None:
-        """For a progress claim, the trace `cex` exports when there is one: a shortest run that
-        breaks no claim, reaches a state from which the goal is unreachable (decided on the full
-        graph `g`) and goes on, still breaking no claim, until no thread can move. Its last state
-        is a deadlock with the stop (or the barrier's fence) still pending, which the trace
-        checker rejects at its last line (CHK103): the finite evidence of "never". A continuation
-        that broke another claim first would be rejected for that claim, which says nothing about
-        this one, so none is used; at today's definition no progress row has such a run (each
-        stuck run, or its continuation, passes through another hazard) and the shortest stuck
-        run is exported instead. None: there is no such run."""
+    def _clean_progress(self, ex: Explorer, row: Row, g: Graph, dp: DP) -> list[tuple[tuple, int]] | None:
+        """For a progress claim, a shortest run to a state from which the goal is unreachable
+        (decided on the full graph `g`) that breaks no claim on the way, nor in its last state.
+        The trace checker replays it and, at its end, finds that no continuation reaches the
+        goal (CHK104). None: there is no such run."""
         inv, steps = self._avoid(ex, row)
         try:
             gp = ex.explore(self.max_states, inv, steps)
@@ -423,86 +419,14 @@ class Runner:
             return None
         where = {t: i for i, t in enumerate(g.states)}
         best: list[tuple[tuple, int]] | None = None
-        for _, pending, goal in PROGRESS[row.prop].cases(dp, SCOPES[row.scope]):
-            ok = can_reach(g, [bool(x) for x in map(ex.closed(goal, "goal"), g.states)])
-            pend = ex.closed(pending, "pending")
-            j = next((j for j, t in enumerate(gp.states)
-                      if pend(t) and not ok[where[t]] and all(f(t) for f in inv)), None)
-            if j is None:
-                continue
-            try:
-                tail = ex.explore(self.max_states, inv, steps, start=gp.states[j])
-            except RuntimeError:
-                continue
-            k = next((k for k, t in enumerate(tail.states) if not ex.enabled(t) and all(f(t) for f in inv)), None)
-            if k is None:
-                continue
-            got = [(gp.states[i], ii) for i, ii in gp.path_to(j)] + [(tail.states[i], ii) for i, ii in tail.path_to(k)]
-            if best is None or len(got) < len(best):
-                best = got
-        return None if best is None else (best, True)
-
-    def _export(self, ex: Explorer, row: Row, g: Graph, dp: DP) -> tuple[list[tuple[tuple, int]] | None, bool]:
-        """(the run `cex` exports, whether it breaks no other claim before its last step)."""
-        if row.kind != "progress":
-            found = self._clean(ex, row)
-            return found, found is not None
-        got = self._clean_progress(ex, row, g, dp)
-        return (None, False) if got is None else got
-
-    def _avoid(self, ex: Explorer, row: Row) -> tuple[tuple[Callable[[tuple], Any], ...], frozenset[str]]:
-        inv = tuple(ex.closed(c.expr, n) for n, c in ex.proto.claims.items()
-                    if c.kind == "invariant" and c.expr is not None and n != row.prop)
-        steps = frozenset(n for n, c in ex.proto.claims.items() if c.kind == "step" and n != row.prop)
-        return inv, steps
-
-    def _clean_progress(self, ex: Explorer, row: Row, g: Graph, dp: DP) -> tuple[list[tuple[tuple, int]], bool] | None:
-        """For a progress claim, the trace `cex` exports: a run to a state from which the goal is
-        unreachable (decided on the full graph `g`), continued until no thread can move at all.
-        Its last state is a deadlock with the stop (or the barrier's fence) still pending, which
-        the trace checker rejects at its last line (CHK103): the finite evidence of "never".
-        Only a run that breaks no claim on the way qualifies (flag True): a continuation that
-        breaks another claim first would be rejected for that claim, which says nothing about
-        this one (at today's definition no progress row has one: each stuck run passes through
-        another hazard, or its continuation does, so the shortest stuck run is exported). None:
-        there is no such run."""
-        inv, steps = self._avoid(ex, row)
-        where = {t: i for i, t in enumerate(g.states)}
-        cases = [(ex.closed(p, "pending"), can_reach(g, [bool(x) for x in map(ex.closed(q, "goal"), g.states)]))
-                 for _, p, q in PROGRESS[row.prop].cases(dp, SCOPES[row.scope])]
-
-        def dead(t: tuple, avoid: bool) -> bool:
-            return not ex.enabled(t) and (not avoid or all(f(t) for f in inv))
-
-        def run_from(graph: Graph, j: int, avoid: bool) -> list[tuple[tuple, int]] | None:
-            try:
-                tail = ex.explore(self.max_states, inv if avoid else (), steps if avoid else frozenset(),
-                                  start=graph.states[j])
-            except RuntimeError:
-                return None
-            k = next((k for k, t in enumerate(tail.states) if dead(t, avoid)), None)
-            if k is None:
-                return None
-            return ([(graph.states[i], ii) for i, ii in graph.path_to(j)]
-                    + [(tail.states[i], ii) for i, ii in tail.path_to(k)])
-
-        try:
-            gp = ex.explore(self.max_states, inv, steps)
-        except RuntimeError:
-            gp = None
-        for avoid, graph in ((True, gp),):
-            if graph is None:
-                continue
-            best: list[tuple[tuple, int]] | None = None
-            for pend, ok in cases:
-                j = next((j for j, t in enumerate(graph.states) if pend(t) and not ok[where[t]]
-                          and (not avoid or all(f(t) for f in inv))), None)
-                got = None if j is None else run_from(graph, j, avoid)
-                if got is not None and (best is None or len(got) < len(best)):
-                    best = got
-            if best is not None:
-                return best, avoid
-        return None
+        for _, p, q in PROGRESS[row.prop].cases(dp, SCOPES[row.scope]):
+            pend = ex.closed(p, "pending")
+            ok = can_reach(g, [bool(x) for x in map(ex.closed(q, "goal"), g.states)])
+            j = next((j for j, t in enumerate(gp.states) if pend(t) and not ok[where[t]]
+                      and all(f(t) for f in inv)), None)
+            if j is not None and (best is None or len(gp.path_to(j)) < len(best)):
+                best = [(gp.states[i], ii) for i, ii in gp.path_to(j)]
+        return best
 
     def _clean(self, ex: Explorer, row: Row) -> list[tuple[tuple, int]] | None:
         """A shortest counterexample that breaks no other claim before its last step (what the
@@ -588,17 +512,8 @@ class Runner:
         return None
 
     def _shows_clean(self, ex: Explorer, dp: DP, row: Row, run: list[tuple[tuple, int]]) -> bool:
-        """The stored export shows the violation at its end: as `_shows` for an invariant or step
-        claim; for a progress claim, its last state is a deadlock (nothing enabled) where some
-        case is still pending and not reached."""
-        if row.kind != "progress":
-            return self._shows(ex, dp, row, run) is not None
-        last = run[-1][0]
-        inv, _ = self._avoid(ex, row)
-        if ex.enabled(last) or not all(f(last) for f in inv):
-            return False
-        return any(ex.closed(p, "pending")(last) and not ex.closed(q, "goal")(last)
-                   for _, p, q in PROGRESS[row.prop].cases(dp, SCOPES[row.scope]))
+        """The stored export shows the violation at its end (as `_shows`)."""
+        return self._shows(ex, dp, row, run) is not None
 
     def _is_clean(self, ex: Explorer, row: Row, run: list[tuple[tuple, int]]) -> bool:
         """No other claim breaks before the run's last step (the explore(avoid_*) condition)."""
@@ -668,3 +583,20 @@ def run(variants: list[str] | None = None, rows: list[str] | None = None, mutati
             out.append(r.verdict(row, DVARIANTS[name], clean))
     store.flush()
     return out
+
+
+_TRACE_CASES: dict[tuple[str, str], list[tuple[str, str, Callable[[tuple], Any], Callable[[tuple], Any]]]] = {}
+
+
+def check_trace(variant: str, scope: str, events: list[TEvent]) -> Outcome:
+    """A data-path log (its header's revision and scope) replayed on the finite reading the
+    verdicts come from: every claim's first break and, at the end, the progress cases that no
+    continuation can reach any more (spec.datapath.tracecheck)."""
+    v, sc = DVARIANTS[variant], SCOPES[scope]
+    ex = Runner().explorer(v, scope)
+    key = (variant, scope)
+    if key not in _TRACE_CASES:
+        dp = dp_of(v, sc)
+        _TRACE_CASES[key] = [(name, lab, ex.closed(p, "pending"), ex.closed(q, "goal"))
+                             for name, prog in PROGRESS.items() for lab, p, q in prog.cases(dp, sc)]
+    return tracecheck.check(ex, _TRACE_CASES[key], events)
