@@ -33,8 +33,10 @@ from .syntax import (
     Lit,
     Member,
     Op,
+    Post,
     Protocol,
     Quant,
+    Reported,
     ScopeParam,
     Sort,
     SortDom,
@@ -176,6 +178,11 @@ class _Fold:
 class Compiler:
     """Compiles expressions of one action instance (its environment fixed) to Python source."""
 
+    # the step's writes (key -> folded value) while its `checks` are compiled: what `Post` reads
+    post: "dict[str, _Fold] | None" = None
+    # the step's reported observations (key -> folded value): what `Reported` reads
+    reported: "dict[str, _Fold] | None" = None
+
     def __init__(self, u: Universe, env: Env) -> None:
         self.u = u
         self.env = env
@@ -201,6 +208,16 @@ class Compiler:
             return _Fold(self.env[e.name])
         if isinstance(e, App):
             return _Fold(src=self._read(self.key(e)))
+        if isinstance(e, Post):
+            if self.post is None:
+                raise TypeError(f"Post({e.app.func.name}) outside an action's checks")
+            key = self.key(e.app)
+            got = self.post.get(key)
+            return got if got is not None else _Fold(src=self._read(key))
+        if isinstance(e, Reported):
+            if self.reported is None or e.key not in self.reported:
+                raise TypeError(f"Reported({e.key!r}) outside an action that observes it")
+            return self.reported[e.key]
         if isinstance(e, Member):
             members = self.env[e.scope.name]
             return _Fold(members is not None and self.elem(e.elem) in members)
@@ -224,7 +241,9 @@ class Compiler:
         """A count or a mask, unrolled: known terms folded into one constant."""
         total, rest = 0, []
         for i, x in enumerate(self.u.elems(e.var.sort)):
-            part = Compiler(self.u, {**self.env, e.var.name: x}).expr(e.body)
+            sub = Compiler(self.u, {**self.env, e.var.name: x})
+            sub.post, sub.reported = self.post, self.reported
+            part = sub.expr(e.body)
             weight = 1 if e.kind == "count" else 1 << i
             if part.known:
                 total += weight * int(part.lit)
@@ -273,6 +292,8 @@ class Compiler:
         return _Fold(src=f"({x.text()} {sym} {y.text()})")
 
     def _dom(self, e: Expr) -> Dom | None:
+        if isinstance(e, Post):
+            return e.app.func.dom
         return e.func.dom if isinstance(e, App) else None
 
     def _conn(self, o: str, parts: list[_Fold]) -> _Fold:
@@ -293,7 +314,9 @@ class Compiler:
     # ---- the target text: Backend calls, so one source serves the Z3 and the concrete reading;
     # a subclass may emit another target from the same folding (spec/datapath/fast.py) ----
     def _child(self, env: Env) -> "Compiler":
-        return Compiler(self.u, env)
+        c = Compiler(self.u, env)
+        c.post, c.reported = self.post, self.reported
+        return c
 
     def _read(self, key: str) -> str:
         return f"s[{key!r}]"
@@ -336,9 +359,15 @@ class Compiled:
     checks: Fn  # -> [(claim, requirement text, condition)] in the pre-state
 
 
-def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func) -> Compiled:
+def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func,
+                     reported: Mapping[str, int] | None = None) -> Compiled:
+    """`reported`: observation key -> the value an event reported instead of the one the step
+    computes (the checker's off-model instance, `Reported`): `Reported(key)` reads it and the
+    observation is not compared. None: the model's own step."""
     env = {**env, **dict(act.consts), act.thread.name: thread}
     c = Compiler(u, env)
+    given = dict(reported or {})
+    c.reported = {k: _Fold(given[k]) if k in given else c.expr(v) for k, v in act.observe}
     assert isinstance(pc.dom, EnumDom)
     tag = f"{act.role.name}.{act.at}.{act.kind}"
     sel = [(_text(lab, env), c.expr(x)) for lab, x in act.select]
@@ -354,14 +383,18 @@ def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func
         if isinstance(up, Every):
             for x in u.elems(up.var.sort):
                 c2 = Compiler(u, {**env, up.var.name: x})
+                c2.reported = c.reported
                 put(c2.key(up.target), c2.expr(lift(up.value), up.target.func.dom))
         else:
             target, value = up
             put(c.key(target), c.expr(lift(value), target.func.dom))
     if act.goto is not None:
         put(u.key(pc, [thread]), c.expr(act.goto, pc.dom))
-    obs = [(k, c.expr(v)) for k, v in act.observe]
-    chk = "[" + ", ".join(f"({name!r}, {_text(why, env)!r}, {c.expr(x).text()})" for name, why, x in act.checks) + "]"
+    obs = [(k, c.reported[k]) for k, _ in act.observe if k not in given]
+    c.post = upd  # a check's `Post(f(..))` is the value this step writes there
+    # step findings' conditions too: the properties that read them are told apart by name
+    chk = "[" + ", ".join(f"({name!r}, {_text(why, env)!r}, {c.expr(x).text()})"
+                          for name, why, x in act.checks + act.finding_checks) + "]"
     return Compiled(
         _build(f"def f(b, s):\n    return {_labelled(sel)}\n", tag),
         _build(f"def f(b, s):\n    return {_labelled(guards)}\n", tag),
@@ -371,6 +404,26 @@ def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func
         tuple(upd),
         _build(f"def f(b, s):\n    return {chk}\n", tag),
     )
+
+
+def reported_keys(act: LAction) -> tuple[str, ...]:
+    """The observations whose reported value the step reads (`Reported` in its updates or checks):
+    an event reporting another value is still this step, judged by the claims."""
+    out: list[str] = []
+    todo: list[Any] = [up.value if isinstance(up, Every) else up[1] for up in act.updates]
+    todo += [x for _, _, x in act.checks + act.finding_checks]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Reported):
+            if x.key not in out:
+                out.append(x.key)
+        elif isinstance(x, (Op, App)):
+            todo += list(x.args)
+        elif isinstance(x, (Quant, Agg)):
+            todo.append(x.body)
+        elif isinstance(x, Post):
+            todo.append(x.app)
+    return tuple(out)
 
 
 def compile_closed(u: Universe, e: Expr, name: str = "claim") -> Fn:

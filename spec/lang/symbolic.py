@@ -51,8 +51,10 @@ from .syntax import (
     Member,
     Op,
     OwnerDom,
+    Post,
     Protocol,
     Quant,
+    Reported,
     ScopeParam,
     Sort,
     SortDom,
@@ -177,7 +179,7 @@ class Reading:
         """`env`: the thread variable and element parameters -> Z3 constants; a scope parameter
         -> (all: BoolRef, member: Agent -> BoolRef)."""
         env = {**env, **dict(act.consts)}
-        ev = _Eval(self, s, env, {act.thread.name: act.role})
+        ev = _Eval(self, s, env, {act.thread.name: act.role}, obs=dict(act.observe))
         pc = self.proto.pc[act.role.name]
         pcname = self.symbol(pc, (act.role,))
         assert pcname is not None and isinstance(pc.dom, EnumDom)
@@ -198,7 +200,6 @@ class Reading:
                 side.append(z3.If(is_all, none, some))
                 if not p.sets:
                     side.append(is_all)
-        checks = [(c, why, ev.bool(x)) for c, why, x in act.checks]
         post = dict(s)
         writes: set[str] = set()
         updates = list(act.updates)
@@ -215,6 +216,9 @@ class Reading:
             writes.add(name)
             old = post[name]
             post[name] = _update(ev, old, target, arg_exprs, value, var)
+        # checks read the pre-state, and the post-state through `Post`
+        after = _Eval(self, s, env, {act.thread.name: act.role}, post, dict(act.observe))
+        checks = [(c, why, after.bool(x)) for c, why, x in act.checks]
         obs = dict(act.observe)
         return Fired(guards, side, post, frozenset(writes), checks, lambda key: ev.term(obs[key]))
 
@@ -235,6 +239,8 @@ class Reading:
                 todo.append(x.body)
             elif isinstance(x, (Member, Index)):
                 todo.append(x.elem)
+            elif isinstance(x, Post):
+                todo.append(x.app)
         return frozenset(name for (f, _), name in self.symbols.items() if f in funcs)
 
     def learn(self, proto: Protocol) -> None:
@@ -258,8 +264,8 @@ class Reading:
         params, agg = self.abstracted[fname]
         assert isinstance(agg, Agg) and agg.kind == "count"
         sorts = {act.thread.name: act.role}
-        pre = _Eval(self, s, env, sorts)
-        post = _Eval(self, fired.post, env, sorts)
+        pre = _Eval(self, s, env, sorts, obs=dict(act.observe))
+        post = _Eval(self, fired.post, env, sorts, obs=dict(act.observe))
         ups = [up for up in act.updates
                if (up.target if isinstance(up, Every) else up[0]).func.name == fname]
         leaves = [p.sort.leaves() for p in params]
@@ -359,11 +365,14 @@ def _update(ev: "_Eval", old: Fn, target: App, args: list[Expr], value: Expr, va
 
 
 class _Eval:
-    def __init__(self, r: Reading, s: Mapping[str, Fn], env: Mapping[str, Any], sorts: Mapping[str, Sort]) -> None:
+    def __init__(self, r: Reading, s: Mapping[str, Fn], env: Mapping[str, Any], sorts: Mapping[str, Sort],
+                 post: Mapping[str, Fn] | None = None, obs: Mapping[str, Expr] | None = None) -> None:
         self.r, self.s, self.env, self.vsorts = r, s, dict(env), dict(sorts)
+        self.post = post  # the step's post-state, for `Post` in its checks
+        self.obs = obs  # the step's observations, for `Reported` (the model reports what it computes)
 
     def with_(self, bind: Mapping[str, z3.ExprRef], sorts: Mapping[str, Sort] | None = None) -> "_Eval":
-        return _Eval(self.r, self.s, {**self.env, **bind}, {**self.vsorts, **(sorts or {})})
+        return _Eval(self.r, self.s, {**self.env, **bind}, {**self.vsorts, **(sorts or {})}, self.post, self.obs)
 
     def bool(self, e: Expr) -> z3.BoolRef:
         t = self.term(e)
@@ -401,6 +410,12 @@ class _Eval:
         if isinstance(e, Member):
             is_all, member = self.env[e.scope.name]
             return z3.And(z3.Not(is_all), member(self.term(e.elem)))
+        if isinstance(e, Post):
+            if self.post is None:
+                raise TypeError(f"Post({e.app.func.name}) outside an action's checks")
+            return _Eval(self.r, self.post, self.env, self.vsorts, None, self.obs).term(e.app, hint)
+        if isinstance(e, Reported):
+            return self.term(self.reported(e), hint)
         if isinstance(e, App):
             if e.func.name in self.r.abstracted or isinstance(e.func.dom, OwnerDom):
                 raise TypeError(f"{e.func.name} has an any-size reading only compared with a constant")
@@ -434,13 +449,19 @@ class _Eval:
             special = self.compare(o, l, r)
             if special is not None:
                 return special
-        dom = l.func.dom if isinstance(l, App) else r.func.dom if isinstance(r, App) else None
+        dom = _dom_of(l) or _dom_of(r)
         x, y = self.term(l, dom), self.term(r, dom)
         if o in ("lt", "le", "gt", "ge") and not (isinstance(x, z3.ArithRef) and isinstance(y, z3.ArithRef)):
             raise TypeError("elements of a sort have no order in the any-size reading")
         return {"eq": lambda: x == y, "ne": lambda: x != y, "add": lambda: x + y, "sub": lambda: x - y,
                 "lt": lambda: x < y, "le": lambda: x <= y, "gt": lambda: x > y, "ge": lambda: x >= y}[o]()
 
+
+    def reported(self, e: Reported) -> Expr:
+        """The observation a `Reported` reads: what the step computes (any size checks the model)."""
+        if self.obs is None or e.key not in self.obs:
+            raise TypeError(f"Reported({e.key!r}) outside an action that observes it")
+        return self.obs[e.key]
 
     # ---- the constructs with a non-term reading (module docstring) --------------------------
     def count_of(self, e: Expr) -> tuple["_Eval", Agg] | None:
@@ -525,6 +546,13 @@ class _Eval:
         raise TypeError(f"{e!r} is not an owner value (NOBODY, owner(e), Ite of those)")
 
 
+def _dom_of(e: Expr) -> Any:
+    """The value domain of a state application (also one read after the step, `Post`)."""
+    if isinstance(e, Post):
+        e = e.app
+    return e.func.dom if isinstance(e, App) else None
+
+
 def _same_app(a: Expr, b: Expr) -> bool:
     return isinstance(a, App) and isinstance(b, App) and a.func.name == b.func.name and all(
         isinstance(x, Var) and isinstance(y, Var) and x.name == y.name for x, y in zip(a.args, b.args))
@@ -541,6 +569,8 @@ def _delta(ev: "_Eval", value: Expr, target: App, fname: str) -> tuple:
                 _delta(ev, value.args[2], target, fname))
     if isinstance(value, Op) and value.op in ("add", "sub") and _same_app(value.args[0], target):
         inc = value.args[1]
+        if isinstance(inc, Reported):
+            inc = ev.reported(inc)  # the model's steps report what they compute
         if isinstance(inc, Lit) and isinstance(inc.value, int) and not isinstance(inc.value, bool):
             return ("const", inc.value if value.op == "add" else -inc.value)
         if value.op == "add" and isinstance(inc, Agg) and inc.kind == "count":

@@ -222,6 +222,28 @@ class Index(Expr):
     elem: Expr
 
 
+@dataclass(frozen=True, eq=False)
+class Post(Expr):
+    """The value the acting step leaves in the state application `app`: what the step writes
+    there, or its pre-state value where the step writes nothing (so a mutant that lost the update
+    is judged by what it does). Only in an action's `checks`: a step claim about what the step
+    decides (the enter hook's serialize request, the packets it inserts, the counts it moves)."""
+
+    app: App
+
+
+@dataclass(frozen=True, eq=False)
+class Reported(Expr):
+    """The value the step's event reports for its observation `key`. The model's own steps report
+    what `observe` computes, so the fixed-size and any-size readings read that expression (a step
+    written with it means exactly what it means without it). The trace checker, given an event
+    that reports another value, fires the step with the reported value (that observation not
+    compared): the updates record what the run did and the claims judge it, so a second
+    DISPATCH_END is a P4 violation rather than a divergence."""
+
+    key: str
+
+
 def owner(e: Expr) -> Expr:
     """The value of an `OwnerDom` function while element `e` holds it (finite: Index(e) + 1)."""
     return Index(e) + 1
@@ -403,6 +425,9 @@ class Action:
     # open world: the element spelled like the thread's id), so a trace whose threads each act for
     # one holder of their own (format v1, the recorders) need not write it
     implied: tuple[str, ...] = ()
+    # conditions of step findings (`Protocol.findings`), in this action's pre-state as `checks`;
+    # kept apart from `checks` so a reading that does not know findings ignores them
+    finding_checks: tuple[tuple[str, str, Expr], ...] = ()
 
     @property
     def per(self) -> str:
@@ -517,6 +542,13 @@ class Builder:
         self.p.findings[name] = c
         return c
 
+    def step_finding(self, name: str, summary: str, source: str) -> Claim:
+        """A step claim the design is known to break (`Protocol.findings`); its conditions sit in
+        the `finding_checks` of the actions it watches."""
+        c = Claim(name, "step", summary, source)
+        self.p.findings[name] = c
+        return c
+
     def step_claim(self, name: str, summary: str, source: str) -> Claim:
         c = Claim(name, "step", summary, source)
         self.p.claims[name] = c
@@ -535,6 +567,7 @@ class Builder:
                ghost: Iterable[str] = (),
                any_size: Mapping[str, ExprLike] | None = None,
                implied: Iterable[str] = (),
+               finding_checks: Iterable[tuple[str, str, ExprLike]] = (),
                source: str = "") -> Action:
         ups = list(updates)
         act = Action(role, at, kind, thread, tuple(params), tuple((static or {}).items()),
@@ -542,7 +575,8 @@ class Builder:
                      tuple((k, lift(v)) for k, v in (observe or {}).items()), source,
                      None if goto is None else lift(goto), tuple((consts or {}).items()),
                      tuple((k, why, lift(v)) for k, why, v in checks), tuple(ghost),
-                     tuple((k, lift(v)) for k, v in (any_size or {}).items()), tuple(implied))
+                     tuple((k, lift(v)) for k, v in (any_size or {}).items()), tuple(implied),
+                     tuple((k, why, lift(v)) for k, why, v in finding_checks))
         assert all(isinstance(dict(act.static).get(k), Var) for k in act.implied), "implied keys name sort parameters"
         self.p.actions.append(act)
         return act

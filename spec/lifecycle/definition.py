@@ -42,7 +42,9 @@ from ..lang.syntax import (
     NOBODY,
     Not,
     Or,
+    Post,
     Protocol,
+    Reported,
     ScopeParam,
     SortDom,
     Var,
@@ -64,6 +66,18 @@ R_OK, R_ALREADY, R_CONFLICT = 0, 1, 2
 S_FOUND, S_NOT_FOUND = 0, 1
 A_OK, A_LOCKED = 0, 1
 HD_CAP = 3  # ghost references one context holds per key (a bound of the finite model)
+
+# the claims of the definition (`_claims` states each; a step claim's condition sits on the
+# actions it watches, in their `checks`); spec/lifecycle/properties.py binds names to them
+P1, P3, P4 = "serializer-mirrors-refcount", "no-unserialized-dispatch-while-enabled", "in-flight-completion-delivered"
+P4M, P5, P6 = "map-empty-after-drain", "lock-order-acyclic", "tags-disjoint"
+P7, P8, P9 = "agent-scoping", "spm-contexts-disjoint", "refcount-balanced"
+GATE = "unrelated-queues-batched"
+# findings: residual risks of the final design, kept in `Protocol.findings` (their conditions in
+# the actions' `finding_checks`); properties.META says which scenario each needs
+DRAIN_ALL, SUBMIT, LATE_STOP = ("drain-covers-hooked-dispatches", "no-unserialized-submit-while-enabled",
+                                "stop-returns-after-delivery")
+DESTROYED = "no-completion-after-profile-destroyed"
 
 
 class Lifecycle:
@@ -159,6 +173,24 @@ class Lifecycle:
 
     def published(self, c: Expr) -> Expr:
         return self.slot(c) == "published"
+
+    def submitted(self, k: Expr) -> Expr:
+        """async_started() ran for dispatch k (in flight, exit hooks ran, or completed)."""
+        return Or(self.st(k) == "flight", self.st(k) == "exited", self.st(k) == "done")
+
+    def erased(self, k: Expr) -> Expr:
+        """No context's packet_return_map still holds dispatch k's SPMPacket."""
+        c = Var("c", self.context)
+        return Forall(c, Not(And(self.mp(k, c), self.pk(k, c) == "spm")))
+
+    def ser_on(self, a: Expr) -> Expr:
+        """The agent's serializer is (or, on first lookup, will be created) ENABLED."""
+        return Or(And(self.ex(a), self.ser_en(a)), self.count(a) > 0)
+
+    def related(self, a: Expr) -> Expr:
+        """Some published context collects on agent a (the gate's question, asked per agent)."""
+        c = Var("c", self.context)
+        return Exists(c, And(self.published(c), self.collects_on(c, a)))
 
     def mutex_free(self) -> tuple[str, Expr]:
         return ("contexts mutex is free", self.mtx() == NOBODY)
@@ -266,11 +298,14 @@ def _tool(m: Lifecycle, v: LVariant, cfg: LConfig) -> None:
                  updates=ups, goto=goto, observe={"result": m.sc(t)},
                  source="digest §5.1 variant A: lock; reserve slot from the earlier scan's verdict; unlock")
 
+    # P7 at start/stop: a context restricted to some agents leaves the `all` refcount alone
+    scoped = (P7, "context {ctx}'s update_serialization() touches only its agents' refcounts",
+              Implies(Not(m.unrestricted(ctx)), Post(m.rc_all()) == m.rc_all()))
     b.action(R, "publish", "slot_publish", t, params=(ctx,), static=on_ctx, select=sel,
              updates=((m.slot(ctx), "published"),), goto="spm_enable",
              source=src_ctx + ": CAS slot[idx] null -> cfg after unlock")
     b.action(R, "spm_enable", "spm_enable", t, params=(ctx,), static=on_ctx, select=sel,
-             updates=_update_serialization(m, v, ctx, True), goto="spm_set_enabled",
+             updates=_update_serialization(m, v, ctx, True), checks=(scoped,), goto="spm_set_enabled",
              observe={"agents_mask": _scope_mask(m, v, ctx)},
              source="spm::start_context: controller->enable_serialization(ctx.dispatch_spm.agents), digest §2.7 "
              "post [SRC amd-vkale@5d4ce3a9]" + ("" if v.scoped else "; unscoped enable_serialization() "
@@ -306,9 +341,14 @@ def _tool(m: Lifecycle, v: LVariant, cfg: LConfig) -> None:
 
     x = Var("x", m.agent)
     idle_queues = Forall(x, m.inf(x) == 0)
+    k = Var("k", m.kernel)
     b.action(R, "drain", "queue_sync", t, params=(ctx,), static=on_ctx, select=sel,
              guard=(("every queue's _active_kernels is 0", idle_queues),), goto="spm_disable",
              observe={"drained": True},
+             checks=((P4M, "every dispatch the drain counted (submitted) has left context {ctx}'s "
+                      "packet_return_map", Forall(k, Implies(m.submitted(k), Not(m.mp(k, ctx))))),),
+             finding_checks=((DRAIN_ALL, "no dispatch at all (also one between the enter hook and async_started) "
+                      "holds a packet in context {ctx}'s map", Forall(k, Not(m.mp(k, ctx)))),),
              source="queue_controller_sync(): Queue::sync() on every queue of every agent returns true, digest §2.9")
     if cfg.timeouts:
         b.action(R, "drain", "queue_sync", t, params=(ctx,), static=on_ctx, select=sel,
@@ -318,7 +358,7 @@ def _tool(m: Lifecycle, v: LVariant, cfg: LConfig) -> None:
                  "spm::stop_context ignores the result, digest §2.9")
 
     b.action(R, "spm_disable", "spm_disable", t, params=(ctx,), static=on_ctx, select=sel,
-             updates=_update_serialization(m, v, ctx, False),
+             updates=_update_serialization(m, v, ctx, False), checks=(scoped,),
              goto="stop_release" if v.slot_cleared_first else "slot_clear",
              observe={"agents_mask": _scope_mask(m, v, ctx)},
              source="spm::stop_context: controller->disable_serialization(ctx.dispatch_spm.agents), digest §2.7")
@@ -328,6 +368,9 @@ def _tool(m: Lifecycle, v: LVariant, cfg: LConfig) -> None:
                  source=src_ctx + " phase 3: lock; CAS slot ctx -> null; num_active--; unlock")
     b.action(R, "stop_release", "marker_release", t, params=(ctx,), static=on_ctx, select=sel,
              guard=(m.mutex_free(),), updates=((m.mk(ctx), False),), goto="idle",
+             finding_checks=((LATE_STOP, "every submitted SPM dispatch of context {ctx} has been delivered when "
+                      "rocprofiler_stop_context returns", Forall(k, Implies(
+                          And(m.submitted(k), m.pk(k, ctx) == "spm"), Not(m.mp(k, ctx))))),),
              source=src_ctx + " scope guard: lock; stopping.erase(id); unlock; cv.notify_all")
 
     # -- set_dispatch_agents (digest §2.7) ----------------------------------------------------------
@@ -384,6 +427,7 @@ def _dispatch(m: Lifecycle, v: LVariant) -> None:
     nxt_label = "dispatch {id} is the next one"
     nxt = ((nxt_label, m.dn() == k),)
     ins = m.instruments(v, c, a)
+    batch = Not(m.gate(v, a))
     b.action(R, "idle", "dispatch_write", t, params=(k, a), static={"agent": a, "id": k}, select=nxt,
              any_size={nxt_label: m.st(k) == "none"},
              updates=((m.da(k), a), (m.st(k), "hooked"), (m.rt(k), m.ids()),
@@ -392,7 +436,14 @@ def _dispatch(m: Lifecycle, v: LVariant) -> None:
                       Every(c, m.pk(k, c), Ite(ins, Ite(m.en(c), "spm", "empty"), "none")),
                       Every(c, m.mp(k, c), ins), (m.rq(k), Exists(c, ins))),
              goto="hooked",
-             observe={"batch": Not(m.gate(v, a)), "instrumented": Mask(c, ins), "serialize": Exists(c, ins)},
+             observe={"batch": batch, "instrumented": Mask(c, ins), "serialize": Exists(c, ins)},
+             # the claim reads the observation's own expression (no mutation operator touches one)
+             checks=((P3, "the enter hooks request serialization for dispatch {id} on agent {agent}, whose "
+                      "serializer is (or will be created) ENABLED", Implies(m.ser_on(a), Post(m.rq(k)))),
+                     (P7, "dispatch {id} on agent {agent} is instrumented only by contexts collecting on "
+                      "agent {agent}", Forall(c, Implies(Post(m.pk(k, c)) != "none", m.collects_on(c, a)))),
+                     (GATE, "a write on agent {agent}, which no published SPM context collects on, keeps "
+                      "batching", Implies(Not(m.related(a)), batch))),
              source="WriteInterceptor: gate (" + ("is_active_on_agent" if v.per_agent_gate else "is_any_active") +
              "), registry write_interceptor loop, SPM enter hook over active contexts" +
              (" with collects_on(agent)" if v.scoped else " (no collects_on, v1 hooks)") +
@@ -409,6 +460,8 @@ def _dispatch(m: Lifecycle, v: LVariant) -> None:
                       Every(x, m.ex(x), Or(m.ex(x), mine)), Every(x, m.ser_en(x), Ite(mine, created_en, m.ser_en(x))),
                       Every(x, m.inf(x), Ite(m.da(k) == x, m.inf(x) + 1, m.inf(x))), (m.sz(k), serialized)),
              goto="idle", observe={"serialized": serialized},
+             finding_checks=((SUBMIT, "dispatch {id} is not submitted unserialized while its agent's serializer is "
+                      "(or will be created) ENABLED", Forall(x, Implies(And(m.da(k) == x, m.ser_on(x)), m.rq(k)))),),
              source="WriteInterceptor: if is_serialized: serializer(queue).kernel_dispatch (serialized iff requested "
              "and the agent's serializer ENABLED, digest §3.2); queue.async_started(); writer(out)")
 
@@ -428,12 +481,17 @@ def _complete(m: Lifecycle, v: LVariant) -> None:
     erase = And(prescan, routed, m.mp(k, c))
     # post_kernel_call of context c finds the dispatch's SPMPacket in its own map
     delivered = Count(c, And(erase, m.pk(k, c) == "spm"))
+    # ks counts the deliveries the run reports (the model's step reports `delivered`): a run that
+    # delivers a packet twice, or not at all, makes this step and then fails P4
+    got = Reported("delivered")
     b.action(R, "idle", "completion_exit", t, params=(k,), static={"id": k},
              guard=(("dispatch {id} is in flight", m.st(k) == "flight"),),
              updates=((m.st(k), "exited"), (m.hk(), k),
-                      (m.ks(k), Ite(b.bound(m.ks(k) + delivered < 3), m.ks(k) + delivered, 3)),
+                      (m.ks(k), Ite(b.bound(m.ks(k) + got < 3), m.ks(k) + got, 3)),
                       Every(c, m.mp(k, c), And(m.mp(k, c), Not(erase)))),
              goto="exited", observe={"prescan": prescan, "delivered": delivered},
+             finding_checks=((DESTROYED, "the completion of dispatch {id} reaches no packet_return_map entry of a "
+                      "destroyed profile", Forall(c, Implies(And(m.mp(k, c), m.pk(k, c) == "spm"), m.prof(c)))),),
              source="AsyncSignalHandler: SPM exit hook (pre-scan for SPM_CLIENT_ID; over " +
              ("ACTIVE contexts, v1 [SRC id 59876318601]" if v.exit_over_active else
               "REGISTERED contexts, v2 [SRC ROCm@03c67769]") +
@@ -448,28 +506,78 @@ def _complete(m: Lifecycle, v: LVariant) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# properties written as claims of the definition (the rest are still in properties.py)
+# the properties, written once as claims of the definition (properties.py binds metadata to them)
 # ---------------------------------------------------------------------------------------------
-P1, P4, P8 = "serializer-mirrors-refcount", "in-flight-completion-delivered", "spm-contexts-disjoint"
 
 
-def _claims(m: Lifecycle) -> None:
+def _claims(m: Lifecycle, v: LVariant) -> None:
+    """The lifecycle's named properties (digest §4, §5) and the findings (residual risks of the
+    final design); step claims' conditions sit on the actions they watch (`checks`)."""
     b = m.b
     a, k = Var("a", m.agent), Var("k", m.kernel)
     c, c1, c2 = Var("c", m.context), Var("c1", m.context), Var("c2", m.context)
+    t = Var("t", m.tool)
     b.invariant(P1, "P1 with the lifecycle attached: an existing serializer entry is ENABLED iff its agent's "
-                "refcount > 0", "digest §4 P1",
+                "refcount > 0", "digest §4 P1; the core proof (spec.programs) for the atomic reading of "
+                "update_serialization()/serializer()",
                 Forall(a, Implies(m.ex(a), m.ser_en(a) == (m.count(a) > 0))))
     spm = Count(c, m.pk(k, c) == "spm")
     done = Or(m.st(k) == "exited", m.st(k) == "done")
-    b.invariant(P4, "P4: every SPMPacket gets at most one kfd_stop + DISPATCH_END, and exactly one once its "
-                "dispatch's exit hooks ran, which also erased it from the context's map", "digest §4 P4",
-                Forall(k, And(m.ks(k) <= spm, Implies(done, And(m.ks(k) == spm, Forall(
-                    c, Not(And(m.mp(k, c), m.pk(k, c) == "spm"))))))))
+    b.invariant(P4, "P4: each dispatch's SPMPacket gets exactly one kfd_stop + DISPATCH_END at completion and "
+                "is erased from its context's packet_return_map, also after stop",
+                "digest §4 P4; bwelton #8887 issue 1; seed question 'In-flight SPM dispatch still gets "
+                "DISPATCH_END / kfd_stop after stop?'",
+                Forall(k, And(m.ks(k) <= spm, Implies(done, And(m.ks(k) == spm, m.erased(k))))))
+    b.step_claim(P3, "P3 (decision-point form): when the enter hook snapshots the active slots for a dispatch "
+                 "on agent a and a's serializer is (or will be created) ENABLED, some context in the snapshot "
+                 "requests serialization", "digest §4 P3; bwelton #8887 issue 2; spm/core.cpp 'the ordering is "
+                 "load-bearing'")
+    b.step_claim(P4M, "P4 corollary: when queue_controller_sync() succeeds in a stop, every dispatch the drain "
+                 "counted (submitted) has left the context's packet_return_map",
+                 "digest §4 P4 corollary; seed question 'packet_return_map empty?'")
+    # P5 lists no condition: the readings derive it (the static lock graph of spec.lifecycle.locks,
+    # the generic no-stuck-threads check of spec.properties and its any-size form)
+    b.step_claim(P5, "P5: lock nesting of the lifecycle steps (with the core's) is acyclic and no reachable "
+                 "state has every busy thread waiting", "digest §1.3, §4 P5")
+    tags = list(hook_tags(v).values())
+    distinct = len(set(tags)) == len(tags) and -1 not in tags
+    b.invariant(P6, "P6: hook tags are pairwise distinct, not -1, and never equal an id add_callback handed out",
+                "digest §4 P6, §2.11; client_ids.hpp static_assert",
+                And(distinct, *[Or(h < 1, m.ids() < h) for h in tags]))
+    b.step_claim(P7, "P7: a context restricted to some agents never instruments a dispatch on another agent, "
+                 "and its start/stop touch only its agents' refcounts", "digest §4 P7; seed question "
+                 "'GPU-1-only SPM leave GPU-0 alone?'")
     b.invariant(P8, "P8: two SPM contexts hold (reserved or published) slots at once only if their agent "
-                "sets are disjoint", "digest §4 P8, §5.1",
+                "sets are disjoint", "digest §4 P8, §5.1; finding 'SPM conflict check races with context "
+                "activation'; test concurrent_overlapping_context_starts_admit_exactly_one",
                 Forall(c1, Forall(c2, Implies(And(c1 != c2, m.slot(c1) != "free", m.slot(c2) != "free"),
                                               Not(m.intersects(c1, c2))))))
+    # rc = the sum of the references contexts hold: with every hd in {0, 1} (a conjunct) the sum
+    # is the number of contexts holding one, which the language counts
+    busy = Exists(t, And(m.tpc(t) != "idle", m.cx(t) == c))
+    quiet = And(m.slot(c) == "free", Not(m.mk(c)), Not(busy))
+    b.invariant(P9, "P9: refcounts equal the references contexts hold, at most one per agent per context, "
+                "and none once a context is stopped", "digest §4 P9; set_dispatch_agents source comment; "
+                "test concurrent_context_start_stop_does_not_pin_serialization",
+                And(m.rc_all() == Count(c, m.hd_all(c) > 0), Forall(a, m.rc(a) == Count(c, m.hd(c, a) > 0)),
+                    Forall(c, And(m.hd_all(c) <= 1, Forall(a, m.hd(c, a) <= 1),
+                                  Implies(quiet, And(m.hd_all(c) == 0, Forall(a, m.hd(c, a) == 0)))))))
+    b.step_claim(GATE, "a write on an agent outside every active SPM context keeps batching",
+                 "digest §5.2; finding 'Process-wide SPM batching disable affects unrelated GPU queues'; "
+                 "commit 4bbc5a8")
+    b.step_finding(DRAIN_ALL, "finding: when queue_controller_sync() succeeds, no dispatch at all (also one between "
+                 "the enter hook and async_started) holds a packet in the context's map",
+                 "digest §4 P3 residual (i): async_started() runs after the hook decisions [SRC id 58056341233]")
+    b.step_finding(SUBMIT, "finding: no dispatch is submitted without serialization while its agent's serializer "
+                 "is ENABLED (submission-time form of P3)",
+                 "digest §4 P3 residual (i): snapshot-to-kernel_dispatch TOCTOU at start")
+    b.step_finding(LATE_STOP, "finding: when rocprofiler_stop_context returns, every submitted SPM dispatch of the "
+                 "context has been delivered (DISPATCH_END not after stop)",
+                 "digest §4 P4 residuals: 'a drain timeout delivers DISPATCH_END after rocprofiler_stop_context "
+                 "returned'; §2.9 Queue::sync only warns")
+    b.step_finding(DESTROYED, "finding: a completion never reaches the packet_return_map entry of a profile the "
+                 "tool destroyed after stop", "seed commit 'Restores the queue_controller_sync()': 'the drain "
+                 "also incidentally covered stop_context followed by destroying the counter config'")
 
 
 def definition(v: LVariant, cfg: LConfig) -> Protocol:
@@ -487,7 +595,7 @@ def language(v: LVariant, cfg: LConfig) -> Lifecycle:
 def _built(v: LVariant, timeouts: bool, deactivate: bool, destroy: bool, max_ids: int, contexts: int) -> Lifecycle:
     cfg = LConfig(contexts=contexts, max_ids=max_ids, timeouts=timeouts, deactivate=deactivate, destroy=destroy)
     m = Lifecycle(Builder(f"lifecycle/{v.name}"), cfg)
-    _claims(m)
+    _claims(m, v)
     _tool(m, v, cfg)
     _dispatch(m, v)
     _complete(m, v)

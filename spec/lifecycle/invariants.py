@@ -52,9 +52,9 @@ def counting(m: Model) -> list[Candidate]:
     """Counting facts and the property-shaped conjuncts (each state property of the lifecycle, and
     the state form of P3: an enabled agent is covered by a published context collecting on it)."""
     from ..lang.finite import compile_closed
-    from ..lang.syntax import Exists, Lit, Var
+    from ..lang.syntax import Exists, Implies, Lit, Var
     from .definition import language
-    from .properties import LPROPERTIES, META, ser_on
+    from .properties import LPROPERTIES, META
 
     cfg: LConfig = m.cfg  # type: ignore[assignment]
     C, K, A = range(cfg.contexts), range(cfg.dispatches), range(cfg.agents)
@@ -69,8 +69,9 @@ def counting(m: Model) -> list[Candidate]:
     c = Var("c", lang.context)
     for a in A:
         # the enter hook's own condition, compiled from the definition at this size
-        hooked = compile_closed(m.universe, Exists(c, lang.instruments(m.variant, c, Lit(a))), f"covered {a}")  # type: ignore[arg-type]
-        out.append(Candidate(f"covered {a}", lambda b, s, a=a, f=hooked: b.Implies(ser_on(b, s, a), f(b, s))))
+        covered = compile_closed(m.universe, Implies(lang.ser_on(Lit(a)), Exists(
+            c, lang.instruments(m.variant, c, Lit(a)))), f"covered {a}")  # type: ignore[arg-type]
+        out.append(Candidate(f"covered {a}", lambda b, s, f=covered: f(b, s)))
     for x in ["all"] + [str(a) for a in A]:
         out.append(Candidate(f"rc.{x} == sum hd.*.{x}",
                              lambda b, s, x=x: s[f"rc.{x}"] == b.Sum([s[f"hd.{c}.{x}"] for c in C])))

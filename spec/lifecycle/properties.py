@@ -1,152 +1,57 @@
 """Lifecycle properties (digest §4 P1, P3-P9, §5), findings and non-vacuity witnesses.
 
-Each property is written once against the Backend and read both ways (Z3 for the prover, concrete
-for the checker). `SCENARIO` says which optional behaviours (drain timeouts, deactivate, profile
-destroy) a property is checked with; `FINDINGS` are residual risks of the final design that the
-model is expected to exhibit: they are reported with counterexamples, never as tool failures.
+Every property is a claim of the definition (spec/lifecycle/definition.py `_claims`): an invariant
+read by `Model.claim`, or a step claim whose conditions the watched actions list in `checks`. This
+module binds metadata to them: names, witnesses, `META` (the scenario switches a property is
+checked with: drain timeouts, deactivate, profile destroy; and whether it is a finding, a residual
+risk of the final design the model is expected to exhibit, reported with counterexamples, never as
+a tool failure). P5 is read generically (the static lock graph and spec.properties'
+no_stuck_threads). Witnesses are still predicates over fixed-size states.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 from ..backend import Backend, Term
 from ..model import Action, Model
-from ..properties import Property, StateFn, Witness, idle, no_stuck_threads
-from .variants import hook_tags
-from .vocabulary import D_FLIGHT, D_HOOKED, FREE, P_NONE, P_SPM, PUBLISHED, LConfig, State, collects_on, count
+from ..properties import Property, StateFn, StepFn, Witness, _step_claim, no_stuck_threads
+from .definition import (DESTROYED, DRAIN_ALL, GATE, LATE_STOP, P1, P3, P4, P4M, P5, P6, P7, P8, P9, SUBMIT,
+                         definition)
+from .variants import LVARIANTS
+from .vocabulary import D_FLIGHT, D_HOOKED, P_NONE, P_SPM, PUBLISHED, LConfig, State
 
 
 def _cfg(m: Model) -> LConfig:
     return m.cfg  # type: ignore[return-value]
 
 
-def ser_on(b: Backend, s: State, a: int) -> Term:
-    """The agent's serializer is (or, on first lookup, will be created) ENABLED."""
-    return b.Or(b.And(s[f"ser.ex.{a}"], s[f"ser.en.{a}"]), count(b, s, a) > 0)
+_FINDS = definition(LVARIANTS["final"], LConfig()).findings
 
 
-def post(b: Backend, s: State, act: Action, name: str) -> Term:
-    """`name` after `act` (its pre-state value when the step does not write it: a mutant of the
-    definition may have lost the update)."""
-    return act.effect(b, s).get(name, s[name])
+@lru_cache(maxsize=None)
+def claim_state(name: str) -> StateFn:
+    """The definition's invariant claim `name`, compiled at the model's size (and variant). One
+    function per claim: two properties reading one claim (P9 and its deactivate finding) share it,
+    which is how the checker tells that they are one check."""
+    def state(b: Backend, s: State, m: Model) -> Term:
+        return m.claim(name)(b, s)
+
+    return state
 
 
-# ---- P1 with the lifecycle attached ---------------------------------------------------------
-def mirrors(b: Backend, s: State, m: Model) -> Term:
-    """The definition's claim of that name (spec/lifecycle/definition.py) at m's size."""
-    return m.claim('serializer-mirrors-refcount')(b, s)
+@lru_cache(maxsize=None)
+def claim_step(name: str) -> tuple[Callable[[Action], bool], StepFn]:
+    """The definition's step claim (or step finding) `name`: the actions listing a condition
+    for it, and the conjunction of those conditions in the pre-state."""
+    watches, step = _step_claim(name)
 
+    def finds(act: Action) -> bool:
+        d = act.step.defn
+        return d is not None and any(c == name for c, _, _ in d.finding_checks)
 
-# ---- P3 -----------------------------------------------------------------------------------------
-def _is(kind: str) -> Callable[[Action], bool]:
-    return lambda act: act.kind == kind
-
-
-def p3_decision(b: Backend, s: State, m: Model, act: Action) -> Term:
-    a, k = int(act.params["agent"]), int(act.params["id"])  # type: ignore[arg-type]
-    return b.Implies(ser_on(b, s, a), post(b, s, act, f"rq.{k}"))
-
-
-def submit_serialized_if_enabled(b: Backend, s: State, m: Model, act: Action) -> Term:
-    k = int(act.params["id"])  # type: ignore[arg-type]
-    return b.And(*[b.Implies(b.And(s[f"da.{k}"] == a, ser_on(b, s, a)), s[f"rq.{k}"])
-                   for a in range(_cfg(m).agents)])
-
-
-# ---- P4 -----------------------------------------------------------------------------------------
-def delivered_once(b: Backend, s: State, m: Model) -> Term:
-    """The definition's claim of that name (spec/lifecycle/definition.py) at m's size."""
-    return m.claim('in-flight-completion-delivered')(b, s)
-
-
-def _sync_ok(act: Action) -> bool:
-    """A queue_sync step that reports success (the observed `drained` is a constant per action)."""
-    from ..backend import CONCRETE
-
-    return act.kind == "queue_sync" and act.observed(CONCRETE, {}).get("drained") is True
-
-
-def map_empty_counted(b: Backend, s: State, m: Model, act: Action) -> Term:
-    """When queue_controller_sync() succeeds for context c, no dispatch the drain counted
-    (submitted: async_started ran) still has a packet in c's packet_return_map (digest §4 P4)."""
-    c = int(act.params["ctx"])  # type: ignore[arg-type]
-    return b.And(*[b.Implies(s[f"st.{k}"] >= D_FLIGHT, b.Not(s[f"mp.{k}.{c}"])) for k in range(_cfg(m).dispatches)])
-
-
-def map_empty_all(b: Backend, s: State, m: Model, act: Action) -> Term:
-    c = int(act.params["ctx"])  # type: ignore[arg-type]
-    return b.And(*[b.Not(s[f"mp.{k}.{c}"]) for k in range(_cfg(m).dispatches)])
-
-
-def _stop_returns(act: Action) -> bool:
-    return act.kind == "marker_release" and act.label == "stop_release"
-
-
-def returned_after_delivery(b: Backend, s: State, m: Model, act: Action) -> Term:
-    c = int(act.params["ctx"])  # type: ignore[arg-type]
-    return b.And(*[b.Implies(b.And(s[f"st.{k}"] >= D_FLIGHT, s[f"pk.{k}.{c}"] == P_SPM), b.Not(s[f"mp.{k}.{c}"]))
-                   for k in range(_cfg(m).dispatches)])
-
-
-def profile_alive_at_completion(b: Backend, s: State, m: Model, act: Action) -> Term:
-    k = int(act.params["id"])  # type: ignore[arg-type]
-    return b.And(*[b.Implies(b.And(s[f"mp.{k}.{c}"], s[f"pk.{k}.{c}"] == P_SPM), s[f"prof.{c}"])
-                   for c in range(_cfg(m).contexts)])
-
-
-# ---- P6 -----------------------------------------------------------------------------------------
-def tags_disjoint(b: Backend, s: State, m: Model) -> Term:
-    tags = list(hook_tags(m.variant).values())  # type: ignore[arg-type]
-    distinct = len(set(tags)) == len(tags) and -1 not in tags
-    return b.And(distinct, *[b.Or(h < 1, h > s["ids"]) for h in tags])
-
-
-# ---- P7 -----------------------------------------------------------------------------------------
-def scoped_step(b: Backend, s: State, m: Model, act: Action) -> Term:
-    cfg = _cfg(m)
-    if act.kind == "dispatch_write":
-        a, k = int(act.params["agent"]), int(act.params["id"])  # type: ignore[arg-type]
-        return b.And(*[b.Implies(post(b, s, act, f"pk.{k}.{c}") != P_NONE, collects_on(b, s, cfg, c, a))
-                       for c in range(cfg.contexts)])
-    c = int(act.params["ctx"])  # type: ignore[arg-type]
-    restricted = b.Or(*[s[f"ag.{c}.{a}"] for a in range(cfg.agents)])
-    return b.Implies(restricted, post(b, s, act, "rc.all") == s["rc.all"])
-
-
-def _scoping_watch(act: Action) -> bool:
-    return act.kind in ("dispatch_write", "spm_enable", "spm_disable")
-
-
-# ---- P8 -----------------------------------------------------------------------------------------
-def disjoint_active(b: Backend, s: State, m: Model) -> Term:
-    """The definition's claim of that name (spec/lifecycle/definition.py) at m's size."""
-    return m.claim('spm-contexts-disjoint')(b, s)
-
-
-# ---- P9 -----------------------------------------------------------------------------------------
-def busy_on(b: Backend, s: State, m: Model, c: int) -> Term:
-    return b.Or(*[b.And(b.Not(idle(s, t)), s[f"cx.{t}"] == c) for t in _cfg(m).tool_ids()])
-
-
-def balanced(b: Backend, s: State, m: Model) -> Term:
-    cfg = _cfg(m)
-    C = range(cfg.contexts)
-    keys = ["all"] + [str(a) for a in range(cfg.agents)]
-    parts = [s[f"rc.{x}"] == b.Sum([s[f"hd.{c}.{x}"] for c in C]) for x in keys]
-    for c in C:
-        parts += [s[f"hd.{c}.{x}"] <= 1 for x in keys]
-        quiet = b.And(s[f"slot.{c}"] == FREE, b.Not(s[f"mk.{c}"]), b.Not(busy_on(b, s, m, c)))
-        parts.append(b.Implies(quiet, b.And(*[s[f"hd.{c}.{x}"] == 0 for x in keys])))
-    return b.And(*parts)
-
-
-# ---- batching gate (§5.2) ------------------------------------------------------------------------
-def unrelated_batched(b: Backend, s: State, m: Model, act: Action) -> Term:
-    cfg = _cfg(m)
-    a = int(act.params["agent"])  # type: ignore[arg-type]
-    related = b.Or(*[b.And(s[f"slot.{c}"] == PUBLISHED, collects_on(b, s, cfg, c, a)) for c in range(cfg.contexts)])
-    return b.Implies(b.Not(related), act.observed(b, s)["batch"])
+    return (finds if name in _FINDS else watches), step
 
 
 # ---- witnesses ------------------------------------------------------------------------------------
@@ -211,64 +116,41 @@ def _p(name: str, summary: str, source: str, **kw: object) -> Property:
     return Property(name, summary, source, **kw)  # type: ignore[arg-type]
 
 
+# names, summaries and sources of the claims and findings are the definition's (`_claims`)
+_CLAIMS = {**definition(LVARIANTS["final"], LConfig()).claims, **_FINDS}
+
+
+def _state(name: str, **kw: object) -> Property:
+    return _p(name, _CLAIMS[name].summary, _CLAIMS[name].source, state=claim_state(name), **kw)
+
+
+def _step(name: str, **kw: object) -> Property:
+    watches, step = claim_step(name)
+    return _p(name, _CLAIMS[name].summary, _CLAIMS[name].source, watches=watches, step=step, **kw)
+
+
 LPROPERTIES: dict[str, Property] = {p.name: p for p in (
-    _p("serializer-mirrors-refcount", "P1 with the lifecycle attached: an existing serializer entry is "
-       "ENABLED iff its agent's refcount > 0", "digest §4 P1; the core proof (spec.programs) for the atomic "
-       "reading of update_serialization()/serializer()", state=mirrors, witnesses=(W_EN_ENTRY, W_RC2)),
-    _p("lock-order-acyclic", "P5: lock nesting of the lifecycle steps (with the core's) is acyclic and no "
-       "reachable state has every busy thread waiting", "digest §1.3, §4 P5", state=no_stuck_threads,
-       witnesses=(W_BLOCKED,), static_lock_graph=True),
-    _p("no-unserialized-dispatch-while-enabled", "P3 (decision-point form): when the enter hook snapshots "
-       "the active slots for a dispatch on agent a and a's serializer is (or will be created) ENABLED, "
-       "some context in the snapshot requests serialization", "digest §4 P3; bwelton #8887 issue 2; "
-       "spm/core.cpp 'the ordering is load-bearing'", watches=_is("dispatch_write"), step=p3_decision,
-       witnesses=(W_SERIALIZED, W_TWO_DISJOINT)),
-    _p("in-flight-completion-delivered", "P4: each dispatch's SPMPacket gets exactly one kfd_stop + "
-       "DISPATCH_END at completion and is erased from its context's packet_return_map, also after stop",
-       "digest §4 P4; bwelton #8887 issue 1; seed question 'In-flight SPM dispatch still gets "
-       "DISPATCH_END / kfd_stop after stop?'", state=delivered_once, witnesses=(W_AFTER_STOP, W_TIMEOUT)),
-    _p("map-empty-after-drain", "P4 corollary: when queue_controller_sync() succeeds in a stop, every "
-       "dispatch the drain counted (submitted) has left the context's packet_return_map",
-       "digest §4 P4 corollary; seed question 'packet_return_map empty?'", watches=_sync_ok,
-       step=map_empty_counted, witnesses=(W_AFTER_STOP,)),
-    _p("tags-disjoint", "P6: hook tags are pairwise distinct, not -1, and never equal an id add_callback "
-       "handed out", "digest §4 P6, §2.11; client_ids.hpp static_assert", state=tags_disjoint,
-       witnesses=(W_ID,)),
-    _p("agent-scoping", "P7: a context restricted to some agents never instruments a dispatch on another "
-       "agent, and its start/stop touch only its agents' refcounts", "digest §4 P7; seed question "
-       "'GPU-1-only SPM leave GPU-0 alone?'", watches=_scoping_watch, step=scoped_step,
-       witnesses=(W_GPU0_UNTOUCHED,)),
-    _p("spm-contexts-disjoint", "P8: two SPM contexts hold (reserved or published) slots at once only if "
-       "their agent sets are disjoint", "digest §4 P8, §5.1; finding 'SPM conflict check races with "
-       "context activation'; test concurrent_overlapping_context_starts_admit_exactly_one",
-       state=disjoint_active, witnesses=(W_TWO_DISJOINT, W_CONFLICT)),
-    _p("refcount-balanced", "P9: refcounts equal the references contexts hold, at most one per agent per "
-       "context, and none once a context is stopped", "digest §4 P9; set_dispatch_agents source comment; "
-       "test concurrent_context_start_stop_does_not_pin_serialization", state=balanced,
-       witnesses=(W_RC2, W_LOCKED)),
-    _p("unrelated-queues-batched", "a write on an agent outside every active SPM context keeps batching",
-       "digest §5.2; finding 'Process-wide SPM batching disable affects unrelated GPU queues'; commit 4bbc5a8",
-       watches=_is("dispatch_write"), step=unrelated_batched, witnesses=(W_GPU0_UNTOUCHED,)),
+    _state(P1, witnesses=(W_EN_ENTRY, W_RC2)),
+    # P5's claim is read generically: the static lock graph and no stuck threads
+    _p(P5, _CLAIMS[P5].summary, _CLAIMS[P5].source, state=no_stuck_threads, witnesses=(W_BLOCKED,),
+       static_lock_graph=True),
+    _step(P3, witnesses=(W_SERIALIZED, W_TWO_DISJOINT)),
+    _state(P4, witnesses=(W_AFTER_STOP, W_TIMEOUT)),
+    _step(P4M, witnesses=(W_AFTER_STOP,)),
+    _state(P6, witnesses=(W_ID,)),
+    _step(P7, witnesses=(W_GPU0_UNTOUCHED,)),
+    _state(P8, witnesses=(W_TWO_DISJOINT, W_CONFLICT)),
+    _state(P9, witnesses=(W_RC2, W_LOCKED)),
+    _step(GATE, witnesses=(W_GPU0_UNTOUCHED,)),
     # ---- residual risks of the final design (findings) ----
-    _p("drain-covers-hooked-dispatches", "finding: when queue_controller_sync() succeeds, no dispatch at "
-       "all (also one between the enter hook and async_started) holds a packet in the context's map",
-       "digest §4 P3 residual (i): async_started() runs after the hook decisions [SRC id 58056341233]",
-       watches=_sync_ok, step=map_empty_all),
-    _p("no-unserialized-submit-while-enabled", "finding: no dispatch is submitted without serialization "
-       "while its agent's serializer is ENABLED (submission-time form of P3)",
-       "digest §4 P3 residual (i): snapshot-to-kernel_dispatch TOCTOU at start",
-       watches=_is("dispatch_submit"), step=submit_serialized_if_enabled),
-    _p("stop-returns-after-delivery", "finding: when rocprofiler_stop_context returns, every submitted "
-       "SPM dispatch of the context has been delivered (DISPATCH_END not after stop)",
-       "digest §4 P4 residuals: 'a drain timeout delivers DISPATCH_END after rocprofiler_stop_context "
-       "returned'; §2.9 Queue::sync only warns", watches=_stop_returns, step=returned_after_delivery),
+    _step(DRAIN_ALL),
+    _step(SUBMIT),
+    _step(LATE_STOP),
+    # P9's claim in the deactivate scenario (the checker reports P9 under this name there)
     _p("deactivate-releases-references", "finding: P9 with deactivate_client_contexts: a context "
        "deactivated without stop keeps its serialization reference", "digest §4 P9 (b), §2.8 "
-       "deactivate_client_contexts (SPM doc gap 1)", state=balanced),
-    _p("no-completion-after-profile-destroyed", "finding: a completion never reaches the packet_return_map "
-       "entry of a profile the tool destroyed after stop", "seed commit 'Restores the queue_controller_sync()': "
-       "'the drain also incidentally covered stop_context followed by destroying the counter config'",
-       watches=_is("completion_exit"), step=profile_alive_at_completion),
+       "deactivate_client_contexts (SPM doc gap 1)", state=claim_state(P9)),
+    _step(DESTROYED),
 )}
 
 META: dict[str, Meta] = {

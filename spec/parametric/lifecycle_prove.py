@@ -16,15 +16,12 @@ import z3
 
 from ..lifecycle.expected import expected
 from ..lifecycle.properties import CORE_LPROPS
-from ..lifecycle.variants import LVARIANTS, LVariant, hook_tags
+from ..lifecycle.variants import LVARIANTS, LVariant
 from ..lifecycle.vocabulary import LConfig, set_text
 from .encoding import Agent, PState, exists, forall
-from .lifecycle_encoding import (
-    D_FLIGHT, FREE, P_NONE, P_SPM, PUBLISHED, TPC, Ctx, Dispatch, Tool, collects_on, d_at, exited, h_at,
-    ser_on,
-)
+from .lifecycle_encoding import FREE, TPC, Ctx, Dispatch, Tool, d_at, exited, h_at
 from .lifecycle_finite import LStructure, pretty
-from .lifecycle_invariants import LConjunct, invariant, mirror, disjoint_active, nothing
+from .lifecycle_invariants import LConjunct, invariant, nothing
 from .lifecycle_transitions import (
     D0, H0, DThread, HThread, LAction, LParams, Scenario, build_lifecycle_actions, fresh_state, init, lparams,
 )
@@ -265,26 +262,47 @@ def _consecution_cti(variant: str, pa: LAction, inv: Sequence[LConjunct], g: LCo
     return Check(c.name, c.status, c.fragment, time.monotonic() - t0, c.cti, c.reason)
 
 
-# ---- parametric forms of the lifecycle properties (spec.lifecycle.properties) ---------------------
-def tags_ok(v: LVariant, s: PState) -> z3.BoolRef:
-    """properties.tags_disjoint: distinct, not -1, never an id add_callback handed out."""
-    tags = list(hook_tags(v).values())
-    distinct = len(set(tags)) == len(tags) and -1 not in tags
-    return z3.And(z3.BoolVal(distinct), *[z3.Or(h < 1, h > s.ids()) for h in tags])
+# ---- the lifecycle's claims at any size ------------------------------------------------------------
+# Each property is a claim of the definition (spec/lifecycle/definition.py `_claims`), read here
+# through spec.lang.symbolic: invariant claims by `Reading.closed`, step claims by the conditions
+# each watched action lists (`LFired.claim`, `Post` read on the step's post-state). Two invariant
+# claims count (P4: deliveries against SPM packets; P9: references held against refcounts), and a
+# cardinality is not first-order: those two are read in a first-order form that the finite
+# instances check against the claim (tests/test_parametric_lifecycle.py), as said at each.
+@lru_cache(maxsize=None)
+def _claim_expr(variant: str, name: str):  # type: ignore[no-untyped-def]
+    from ..lifecycle.definition import definition
+    from .lifecycle_transitions import config
+
+    return definition(LVARIANTS[variant], config(SCENARIO)).claims[name].expr
+
+
+def claim_state(variant: str, name: str, s: PState) -> z3.BoolRef:
+    """The definition's invariant claim `name` over the any-size state `s`."""
+    from .lifecycle_transitions import READING
+
+    return READING.closed(_claim_expr(variant, name), s.fns)
 
 
 def delivered_once(s: PState) -> z3.BoolRef:
-    """properties.delivered_once through the ks abstraction (lifecycle_encoding): no exited
-    dispatch still has its SPMPacket in a context's packet_return_map."""
-    return forall(Dispatch, lambda k: forall(Ctx, lambda c: z3.Implies(
-        exited(s, k), z3.Not(z3.And(s.mp(k, c), s.pk(k, c) == P_SPM)))))
+    """P4 at any size. The claim (ks(k) <= #SPM packets, and = once exited, and every one erased)
+    compares two counts, which has no first-order reading. Through the ks abstraction (ks(k) counts
+    k's erased SPM packets, Protocol.abstractions; its own check is `abstraction_check`) the first
+    conjunct always holds and the second is the third: what remains is the definition's
+    `Lifecycle.erased` for every exited dispatch, read here off the definition."""
+    from ..lifecycle.definition import language
+    from .lifecycle_transitions import config, open_expr, var
+
+    lang = language(LVARIANTS["final"], config(SCENARIO))
+    k = var("k", "kernel")
+    return forall(Dispatch, lambda d: z3.Implies(exited(s, d), open_expr(lang.erased(k), s, k=d)))
 
 
 def balanced(s: PState) -> z3.BoolRef:
-    """properties.balanced in first-order form: hd in {0,1}; at most one context holds each key;
-    rc = 1 iff some context holds it, else 0; a quiet free context holds nothing. In every finite
-    instance this is rc = Σ_c hd (a sum over one nonzero term) plus the fixed-size conjuncts (the
-    tests check that direction on every finite structure they build)."""
+    """P9 at any size, in first-order form: the claim's rc = #contexts holding a reference is a
+    count; proved instead as hd in {0,1}; at most one context holds each key; rc = 1 iff some
+    context holds it, else 0; a quiet free context holds nothing. In every finite instance this
+    implies the claim (the tests check that direction on every finite structure they build)."""
     def quiet(c: z3.ExprRef) -> z3.BoolRef:
         return z3.And(s.slot(c) == FREE, z3.Not(s.mk(c)),
                       forall(Tool, lambda t: z3.Not(z3.And(s.pc(t) != TPC["idle"], s.cx(t) == c))))
@@ -302,43 +320,23 @@ def balanced(s: PState) -> z3.BoolRef:
 
 
 STATE_PROPS: dict[str, Callable[[LVariant, PState], z3.BoolRef]] = {
-    P8: lambda v, s: disjoint_active(s),
-    P6: tags_ok,
+    P8: lambda v, s: claim_state(v.name, P8, s),
+    P6: lambda v, s: claim_state(v.name, P6, s),
     P4: lambda v, s: delivered_once(s),
-    P1: lambda v, s: mirror(s),
+    P1: lambda v, s: claim_state(v.name, P1, s),
     P9: lambda v, s: balanced(s),
 }
 
 
 def _watch(prop: str, pa: LAction) -> bool:
-    if prop in (P3, GATE):
-        return pa.kind == "dispatch_write"
-    if prop == P7:
-        return pa.kind in ("dispatch_write", "spm_enable", "spm_disable")
-    if prop == P4M:
-        return pa.kind == "queue_sync" and pa.variant_of == "ok"
-    return False
+    """`pa` lists a condition for the step claim `prop`."""
+    return prop in pa.claims()
 
 
 def step_ok(prop: str, v: LVariant, s: PState, pa: LAction, p: LParams, f: "object") -> z3.BoolRef:
-    """The step properties of spec.lifecycle.properties at one firing `f` of `pa`."""
-    post = f.post  # type: ignore[attr-defined]
-    obs = f.obs  # type: ignore[attr-defined]  (the event's reported values, read on demand)
-    if prop == P3:  # p3_decision
-        return z3.Implies(ser_on(s, p.a), post.rq(p.k))
-    if prop == GATE:  # unrelated_batched
-        related = exists(Ctx, lambda c: z3.And(s.slot(c) == PUBLISHED, collects_on(s, c, p.a)))
-        return z3.Implies(z3.Not(related), obs("batch"))
-    if prop == P7:  # scoped_step
-        if pa.kind == "dispatch_write":
-            return forall(Ctx, lambda c: z3.Implies(post.pk(p.k, c) != P_NONE, collects_on(s, c, p.a)))
-        restricted = exists(Agent, lambda a: s.ag(p.c, a))
-        return z3.Implies(restricted, post.rc_all() == s.rc_all())
-    if prop == P4M:  # map_empty_counted
-        return forall(Dispatch, lambda k: z3.Implies(
-            z3.Or(s.st(k) == D_FLIGHT, exited(s, k)), z3.Not(s.mp(k, p.c))))
-    raise ValueError(prop)
-
+    """The definition's step claim `prop` at one firing `f` of `pa` (its conditions, read by
+    spec.lang.symbolic with the step's post-state for `Post`)."""
+    return f.claim(prop)  # type: ignore[attr-defined,no-any-return]
 
 
 def implication(variant: str, prop: str, acts: list[LAction], inv: Sequence[LConjunct], timeout: float) -> list[Check]:
@@ -578,4 +576,4 @@ def default_pairs() -> list[tuple[str, str]]:
 
 
 __all__ = ["prove_pair", "default_pairs", "LPROPS", "BAD_PAIRS", "init", "STATE_PROPS", "step_ok", "balanced",
-           "delivered_once", "tags_ok"]
+           "delivered_once", "claim_state"]

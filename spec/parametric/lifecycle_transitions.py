@@ -121,6 +121,12 @@ class LFired:
     side: list[z3.BoolRef]
     post: PState
     obs: Callable[[str], Any]  # the value an event key reports
+    checks: tuple[tuple[str, str, z3.BoolRef], ...] = ()  # (claim, requirement, condition): Action.checks
+
+    def claim(self, name: str) -> z3.BoolRef:
+        """This step's conditions for the definition's step claim `name` (true if it lists none)."""
+        xs = [x for c, _, x in self.checks if c == name]
+        return z3.And(*xs) if xs else T
 
     def enabled(self) -> z3.BoolRef:
         return z3.And(*[g for _, g in self.guards]) if self.guards else T
@@ -153,7 +159,11 @@ class LAction:
     def fire(self, s: PState, p: LParams) -> LFired:
         f = READING.fire(self.defn, s.fns, self.env(p))
         assert f.observe is not None
-        return LFired(f.guards, f.side, PState(f.post), f.observe)
+        return LFired(f.guards, f.side, PState(f.post), f.observe, tuple(f.checks))
+
+    def claims(self) -> frozenset[str]:
+        """The step claims this step lists a condition for (its `checks`)."""
+        return frozenset(c for c, _, _ in self.defn.checks)
 
     def keeps(self, s: PState, p: LParams, counter: str) -> z3.BoolRef:
         """This step keeps the abstracted `counter` equal to what it counts (Reading.keeps_count)."""
