@@ -3,6 +3,7 @@
     python bench/cpp_rates.py core stale-lookup --agents 2 --threads 2 --ops 200 --seeds 20
     python bench/cpp_rates.py core final --matrix     # 2/4/8 agents x 4..64 threads
     python bench/cpp_rates.py --table --seeds 20      # README's table: historical variant x format x size
+    python bench/cpp_rates.py --acceptance --seeds 20 # issue 11: final at 2/4/8 agents x 4/64 threads, >= 100 k events
 
 Prints one JSON line per configuration: runs, accepted, violated (by property), diverged (by code
 and message), other; the first message of each distinct cause is kept verbatim. A rate script,
@@ -87,6 +88,33 @@ def table(seeds: int, variants: list[str], only: list[int] | None = None) -> lis
     return rows
 
 
+def acceptance(seeds: int, jobs: int) -> list[str]:
+    """Issue 11's acceptance at its full count: `seeds` runs of `final` per configuration of
+    tests/test_cpp_acceptance.py (which runs fewer per configuration), each of >= EVENTS events
+    (`--events`), every one accepted. Markdown rows: configuration, accepted, smallest run."""
+    from tests.test_cpp_acceptance import CONFIGS, EVENTS  # the suite's configurations, not a copy
+
+    from spmcheck.checker.check_cli import checked
+
+    exe = binary()
+    rows = ["| agents | threads (updaters+lookups) | accepted | events per run (min-max) |", "|---|---|---|---|"]
+    for agents, upd, look in CONFIGS:
+        with tempfile.TemporaryDirectory() as d:
+            outs = [str(Path(d) / f"{s}.log") for s in range(seeds)]
+            for s, out in enumerate(outs):
+                subprocess.run([str(exe), "--model", "core", "--variant", "final", "--seed", str(100_000 + s),
+                                "--format", "2", "--agents", str(agents), "--updaters", str(upd), "--lookups",
+                                str(look), "--events", str(EVENTS), "-o", out], check=True,
+                               stderr=subprocess.DEVNULL, timeout=600)
+            res = list(checked(outs, jobs))
+        ok = sum(r.verdict.value == "accepted" and r.events >= EVENTS for r in res)
+        bad = [cause(r) for r in res if r.verdict.value != "accepted"]
+        rows.append(f"| {agents} | {upd + look} ({upd}+{look}) | {ok}/{seeds}{' ' + str(bad) if bad else ''} | "
+                    f"{min(r.events for r in res)}-{max(r.events for r in res)} |")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("model", choices=("core", "lifecycle"), nargs="?", default="core")
@@ -95,8 +123,14 @@ def main() -> int:
     p.add_argument("--matrix", action="store_true", help="core: agents 2/4/8 x threads 4/8/16/32/64 (total)")
     p.add_argument("--table", nargs="*", metavar="VARIANT", default=None,
                    help="the README's table for these historical variants (default: all four)")
+    p.add_argument("--acceptance", action="store_true",
+                   help="issue 11: final at the acceptance test's configurations, --seeds runs each")
+    p.add_argument("--jobs", type=int, default=2, help="--acceptance: checker processes")
     p.add_argument("--rows", default="", help="--table: only these rows of TABLE (comma-separated indices)")
     a, rest = p.parse_known_args()
+    if a.acceptance:
+        acceptance(a.seeds, a.jobs)
+        return 0
     if a.table is not None:
         table(a.seeds, a.table or list(BUG_PROPS), [int(x) for x in a.rows.split(",") if x])
         return 0

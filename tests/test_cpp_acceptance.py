@@ -1,13 +1,21 @@
 """Issue 11's acceptance run: C++ runs of `final` (cpp/, the code's semantics) are accepted at 2, 4
-and 8 agents with 4 to 64 threads, each of at least EVENTS events, over SEEDS seeds -- every one.
+and 8 agents with 4 to 64 threads, each of at least EVENTS events -- every one.
 
-The cost is set by the two constants (about EVENTS * SEEDS events replayed; the v2 reading is the
-slower one, so the sizes that v1 can declare are written as v1). Marked `slow`: at the checker's
-present ~20-25 k events/s (v2) it is the largest single cost of the suite.
+Each configuration is its own test (so `pytest -n` spreads them over the cores), SEEDS seeds each:
+24 runs of about 100 k events in all, about 2.4 M events replayed. The full count the issue asks
+for, 20 seeds per configuration, is `python bench/cpp_rates.py --acceptance --seeds 20` (the README
+gives its last result): at the checker's present ~100 k events/s (format v2) those 12 M events cost
+about two minutes of CPU, more than the whole suite's budget. What is reduced is only the number of
+seeds per configuration; sizes, configurations, and the assertion (every run accepted, none
+smaller than EVENTS) are the issue's.
+
+Runs are written as format v2 (opaque thread ids, no sizes, the format for real runs; its compiled
+replay is about twice as fast as v1's); v1 runs of the C++ implementation are accepted in
+tests/test_cpp_semantics.py. `spmcheck-impl --events N` keeps every thread calling until the
+trace holds N events, so a run is as large as asked, not a guess scaled up.
 """
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import subprocess
@@ -24,13 +32,15 @@ pytestmark = [pytest.mark.slow,
                                  reason="g++/make not installed (.ci/run installs them)")]
 
 EVENTS = 100_000  # at least this many events per run
-SEEDS = 20  # runs in all, spread over CONFIGS (seed i runs CONFIGS[i % len(CONFIGS)])
-# (format, agents, updaters, lookups): 2, 4 and 8 agents, each with 4 and with 64 threads; v1 can
-# declare at most 6 threads per role, v2 has no sizes (and replays at about a third of v1's speed,
-# so v1 where it can)
-CONFIGS = ((1, 2, 2, 2), (2, 2, 8, 56), (1, 4, 2, 2), (2, 4, 8, 56), (2, 8, 2, 2), (2, 8, 8, 56),
-           (1, 2, 6, 6), (1, 4, 6, 6), (1, 4, 3, 3), (1, 2, 3, 3))
-JOBS = 2  # the checker's own sharding (`spmcheck check --jobs`); the machine has 2 cores
+SEEDS = 4  # per configuration here; bench/cpp_rates.py --acceptance runs 20
+# (agents, updaters, lookups): 2, 4 and 8 agents, each with 4 and with 64 threads (64 as a real
+# process has them: a few tool threads, many queue threads)
+CONFIGS = ((2, 2, 2), (2, 8, 56), (4, 2, 2), (4, 8, 56), (8, 2, 2), (8, 8, 56))
+
+
+def jobs() -> int:
+    """The checker's own sharding: both cores, unless pytest-xdist already runs a test per core."""
+    return 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
 
 
 @pytest.fixture(scope="module")
@@ -39,32 +49,38 @@ def exe() -> Path:
     return cpp_build.binary()
 
 
-def record(exe: Path, out: Path, seed: int, fmt: int, agents: int, upd: int, look: int) -> int:
-    """One run of at least EVENTS events: a first guess of --ops, scaled up once by what it wrote."""
-    ops = math.ceil(EVENTS / (upd * 22 + look * 9))  # events of one update / one lookup call, about
-    for _ in range(3):
-        r = subprocess.run([str(exe), "--model", "core", "--variant", "final", "--seed", str(seed), "--format",
-                            str(fmt), "--agents", str(agents), "--updaters", str(upd), "--lookups", str(look),
-                            "--ops", str(ops), "-o", str(out)], capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, r.stderr[-2000:]
-        got = int(r.stderr.split("spmcheck-impl: ")[-1].split()[0])
-        if got >= EVENTS:
-            return got
-        ops = math.ceil(ops * EVENTS / got * 1.05)
-    return got
+def record(exe: Path, runs: list[tuple[Path, int]], agents: int, upd: int, look: int) -> list[int]:
+    """Format-v2 runs of `final`, one per (output, seed), of at least EVENTS events each, all at
+    once (a run mostly sleeps in its pauses; `final` must be accepted under any interleaving, so
+    runs sharing the cores is one more schedule); returns the event count each reports."""
+    procs = [subprocess.Popen([str(exe), "--model", "core", "--variant", "final", "--seed", str(seed), "--format", "2",
+                               "--agents", str(agents), "--updaters", str(upd), "--lookups", str(look),
+                               "--events", str(EVENTS), "-o", str(out)], stderr=subprocess.PIPE, text=True)
+             for out, seed in runs]
+    counts = []
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+        counts.append(int(err.split("spmcheck-impl: ")[-1].split()[0]))
+    return counts
 
 
-def test_final_cpp_runs_are_accepted(exe: Path, tmp_path: Path) -> None:
-    runs = []
-    for seed in range(SEEDS):
-        cfg = CONFIGS[seed % len(CONFIGS)]
-        out = tmp_path / f"final-{seed}.log"
-        runs.append((out, cfg, seed, record(exe, out, seed, *cfg)))
-    results = list(checked([str(r[0]) for r in runs], JOBS))
-    bad = [(cfg, seed, r.verdict.value, r.code, r.message) for (_, cfg, seed, _), r in zip(runs, results)
+def test_configurations_cover_the_issue() -> None:
+    for agents in (2, 4, 8):
+        assert {u + lk for a, u, lk in CONFIGS if a == agents} >= {4, 64}
+
+
+@pytest.mark.parametrize("agents,upd,look", CONFIGS)
+def test_final_cpp_runs_are_accepted(exe: Path, tmp_path: Path, agents: int, upd: int, look: int) -> None:
+    seeds = [agents * 1000 + (upd + look) * 10 + i for i in range(SEEDS)]  # distinct across configurations
+    outs = [tmp_path / f"final-{seed}.log" for seed in seeds]
+    runs = list(zip(outs, seeds, record(exe, list(zip(outs, seeds)), agents, upd, look)))
+    for out in outs:
+        head = out.open().readline()
+        assert head.startswith("spmcheck-trace v2") and "agents=" not in head, head
+    results = list(checked([str(r[0]) for r in runs], jobs()))
+    bad = [(seed, r.verdict.value, r.code, r.message) for (_, seed, _), r in zip(runs, results)
            if r.verdict.value != "accepted"]
     assert not bad, bad
-    few = [(cfg, seed, r.events) for (_, cfg, seed, _), r in zip(runs, results) if r.events < EVENTS]
+    few = [(seed, wrote, r.events) for (_, seed, wrote), r in zip(runs, results) if r.events < EVENTS]
     assert not few, few
-    for agents in (2, 4, 8):
-        assert {c[2] + c[3] for c in CONFIGS[:SEEDS] if c[1] == agents} >= {4, 64}

@@ -37,12 +37,23 @@ private:
     std::atomic<int> _left;
 };
 
-void hold(const options& o) {
-    auto& p = pause_config();
-    if (o.hold_us <= 0) return;
-    auto us = std::uniform_int_distribution<int>(0, o.hold_us)(p.rng);
+// --events N: a thread starts another call while the trace holds fewer than N events (each
+// thread checks before each call, so a run ends with N plus the calls under way). The check is a
+// relaxed load of the sequence counter, between calls: no lock scope changes.
+bool more(const options& o, int k) {
+    return o.events ? spmcheck::trace::events() < o.events : k < o.ops;
+}
+
+void sleep_upto(int max_us) {
+    if (max_us <= 0) return;
+    auto us = std::uniform_int_distribution<int>(0, max_us)(pause_config().rng);
     std::this_thread::sleep_for(std::chrono::microseconds(us));
 }
+void hold(const options& o) { sleep_upto(o.hold_us); }
+// --idle-us: a tool thread's time between stopping a context and starting the next. With many
+// tool threads and no idle time an agent's count seldom returns to 0 (someone always holds it);
+// idle time lets counts cross 0 throughout the run, where the count-crossing races live.
+void idle(const options& o) { sleep_upto(o.idle_us); }
 }  // namespace
 
 int run_core(const options& o) {
@@ -53,7 +64,8 @@ int run_core(const options& o) {
         return 2;
     }
     QueueController qc(v, o.agents);
-    const std::string meta = " seed=" + std::to_string(o.seed) + " ops=" + std::to_string(o.ops) +
+    const std::string meta = " seed=" + std::to_string(o.seed) +
+                             (o.events ? " events=" + std::to_string(o.events) : " ops=" + std::to_string(o.ops)) +
                              " source=spmcheck-impl-cpp";
     if (o.holders > 1) spmcheck::trace::holder_prefix(o.format == 2 ? "ctx" : "c");
     if (o.format == 2)
@@ -79,18 +91,19 @@ int run_core(const options& o) {
                 return scope;
             };
             if (o.holders <= 1) {  // one reference at a time; the thread is its own holder
-                for (int k = 0; k < o.ops; ++k) {
+                for (int k = 0; more(o, k); ++k) {
                     auto scope = pick();
                     qc.enable_serialization(scope);
                     hold(o);
                     qc.disable_serialization(scope);
                     pause_point();
+                    idle(o);
                 }
                 return;
             }
             // --holders H: the thread starts H contexts (each its own holder and agent set) before
             // stopping any, then stops them in a random order, as a tool with several contexts does
-            for (int k = 0; k < o.ops; k += o.holders) {
+            for (int k = 0; more(o, k); k += o.holders) {
                 std::vector<std::pair<std::int64_t, agent_handle_set_t>> held;
                 for (int j = 0; j < o.holders; ++j) {
                     held.emplace_back(static_cast<std::int64_t>(i) * o.holders + j, pick());
@@ -104,6 +117,7 @@ int run_core(const options& o) {
                     qc.disable_serialization(h.second);
                     pause_point();
                 }
+                idle(o);
             }
         });
     for (int i = 0; i < o.lookups; ++i)
@@ -111,7 +125,7 @@ int run_core(const options& o) {
             seed_thread(o, 'l', i);
             auto& rng = pause_config().rng;
             start.arrive_and_wait();
-            for (int k = 0; k < o.ops; ++k) {
+            for (int k = 0; more(o, k); ++k) {
                 auto a = std::uniform_int_distribution<int>(0, o.agents - 1)(rng);
                 qc.serializer(ids[static_cast<std::size_t>(a)]);
                 pause_point();

@@ -44,7 +44,7 @@ namespace {
 const char* kUsage =
     "usage: spmcheck-impl --model core|lifecycle --variant V -o FILE [--seed N] [--jitter P] [--format 1|2 (core)]\n"
     "  [--chunk N]: write each thread's records in runs of N, unmerged (check with --reorder-window)\n"
-    "  core:      [--agents N<=8] [--updaters N] [--lookups N] [--threads N (each role)] [--ops N] [--hold-us N] [--gap-us N] [--holders N]\n"
+    "  core:      [--agents N<=8] [--updaters N] [--lookups N] [--threads N (each role)] [--ops N | --events N] [--hold-us N] [--idle-us N] [--gap-us N] [--holders N]\n"
     "  lifecycle: [--agents N<=4] [--contexts N<=4] [--tools N<=8] [--dispatches N<=256] [--ops N]\n"
     "             [--max-ids N] [--timeouts 0|1] [--sync-timeout-us N]\n";
 
@@ -83,7 +83,9 @@ int main(int argc, char** argv) {
         else if (k == "--lookups") o.lookups = num(0, 64);
         else if (k == "--threads") o.updaters = o.lookups = num(1, 64);
         else if (k == "--ops") { o.ops = o.tool_ops = num(1, 10000000); ops_given = true; }
+        else if (k == "--events") { if (!parse_int(val, 1, (1LL << 40), n)) { std::fprintf(stderr, "spmcheck-impl: --events must be an integer in 1..2^40\n"); return 2; } o.events = static_cast<std::uint64_t>(n); }
         else if (k == "--hold-us") o.hold_us = num(0, 1000000);
+        else if (k == "--idle-us") o.idle_us = num(0, 1000000);
         else if (k == "--gap-us") o.gap_us = num(0, 1000000);
         else if (k == "--holders") o.holders = num(1, 64);
         else if (k == "--seed") { if (!parse_int(val, 0, (1LL << 62), n)) { std::fprintf(stderr, "spmcheck-impl: bad --seed\n"); return 2; } o.seed = static_cast<std::uint64_t>(n); }

@@ -14,8 +14,11 @@ struct options {
     int updaters = 2;
     int lookups = 2;
     int ops = 200;          // core: enable/disable pairs per updater, serializer() calls per lookup
+    std::uint64_t events = 0;  // core: > 0 -- every thread keeps calling until the trace holds this many
+                               // events (ops is then ignored), so a run has a known size, not a guess
     double jitter = 0.2;    // probability of a pause at each lock boundary
     int hold_us = 20;       // core: max microseconds a holder keeps its reference
+    int idle_us = 0;        // core: max microseconds a tool thread waits between a stop and its next start
     int holders = 1;        // core: contexts a tool thread starts before stopping any (>1: holder= ids)
     int gap_us = 50;        // core: max microseconds of a pause in each gap between two lock scopes (gap_pause)
     std::uint64_t seed = 0;
