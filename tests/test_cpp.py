@@ -24,18 +24,18 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("mak
 TSAN_ENV = {**os.environ, "TSAN_OPTIONS": f"halt_on_error=1 exitcode=66 suppressions={ROOT / 'cpp' / 'tsan.supp'}"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # cached build: shared, groups no tests (conftest.py)
 def build() -> Path:
     os.environ.setdefault("SPMCHECK_CPP_SRC", str(ROOT / "cpp"))
     return cpp_build.build_all()  # both binaries, in parallel
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # cached build: shared, groups no tests (conftest.py)
 def exe(build: Path) -> Path:
     return build / "spmcheck-impl"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # cached build: shared, groups no tests (conftest.py)
 def tsan(build: Path) -> Path:
     return build / "spmcheck-impl-tsan"
 

@@ -43,7 +43,7 @@ def jobs() -> int:
     return 1 if os.environ.get("PYTEST_XDIST_WORKER") else 2
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # cached build: shared, groups no tests (conftest.py)
 def exe() -> Path:
     os.environ.setdefault("SPMCHECK_CPP_SRC", str(ROOT / "cpp"))
     return cpp_build.binary()

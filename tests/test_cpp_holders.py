@@ -25,7 +25,7 @@ def _knows_holders() -> bool:
     return check_stream(io.BytesIO(probe.encode()), "probe").code != "CHK205"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # cached build: shared, groups no tests (conftest.py)
 def exe() -> Path:
     os.environ.setdefault("SPMCHECK_CPP_SRC", str(ROOT / "cpp"))
     return cpp_build.binary()

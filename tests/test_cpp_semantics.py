@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("mak
                                 reason="g++/make not installed (.ci/run installs them)")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # cached build: shared, groups no tests (conftest.py)
 def exe() -> Path:
     os.environ.setdefault("SPMCHECK_CPP_SRC", str(ROOT / "cpp"))
     return cpp_build.build_all() / "spmcheck-impl"

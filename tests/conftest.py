@@ -1,0 +1,42 @@
+"""Suite-wide test scheduling for pytest-xdist (pyproject: `-n auto --dist loadgroup`).
+
+A module-scoped fixture is computed once per worker that runs a test using it, and several of
+them are whole prover runs (tens of seconds each). Every test that uses a module- (or class-,
+package-) scoped fixture of its own module is put in one xdist group per module, so that fixture
+is computed once, on one worker; every other test is balanced freely. Session-scoped fixtures are
+cheap here (a cached C++ build) and group nothing. With `-n 0` (no workers) the
+marks do nothing.
+
+pytest-xdist 3.8 puts a test in its group by appending `@group` to `item._nodeid`, which pytest 9
+no longer reads (the node id lives in `item._id`), so under pytest 9 the grouping would silently
+not happen; _group() appends it where pytest 9 reads it.
+"""
+from __future__ import annotations
+
+import pytest
+
+_SHARED_SCOPES = ("module", "class", "package")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        for name in item.fixturenames:
+            defs = info.name2fixturedefs.get(name)
+            if defs and defs[-1].scope in _SHARED_SCOPES:
+                group = item.module.__name__ if item.module else name
+                item.add_marker(pytest.mark.xdist_group(group))
+                if getattr(config.option, "loadgroup", False):
+                    _group(item, group)
+                break
+
+
+def _group(item: pytest.Item, group: str) -> None:
+    try:
+        from _pytest.nodeid import coerce_node_id  # pytest >= 9: the id xdist's suffix misses
+    except ImportError:
+        return  # pytest < 9: xdist's own hook appends the suffix where pytest reads it
+    item._id = coerce_node_id(f"{item.nodeid}@{group}")  # type: ignore[attr-defined]
