@@ -16,6 +16,8 @@ from spmcheck.spec.lifecycle.variants import LVARIANTS
 from spmcheck.spec.lifecycle.vocabulary import LConfig
 from spmcheck.spec.z3_encoding import Z3, Transition, _b
 
+from ._z3eval import State
+
 CFG = LConfig()
 
 
@@ -23,11 +25,8 @@ def _random_state(m: LifecycleModel, rng: random.Random) -> dict:
     return {d.name: (rng.random() < 0.5) if d.kind == "bool" else rng.randint(d.lo, d.hi) for d in m.vars}
 
 
-def _z3_value(term: object, subst: list) -> object:
-    if isinstance(term, (bool, int)):
-        return term
-    v = z3.simplify(z3.substitute(term, *subst))  # type: ignore[arg-type]
-    return z3.is_true(v) if z3.is_bool(v) else v.as_long()
+def _z3_value(term: object, subst: State) -> object:
+    return subst.value(term)
 
 
 @pytest.mark.parametrize("variant", list(LVARIANTS))
@@ -39,7 +38,7 @@ def test_concrete_and_symbolic_readings_agree(variant: str) -> None:
     kinds = {d.name: d.kind for d in m.vars}
     for _ in range(12):
         st = _random_state(m, rng)
-        subst = [(tr.S[n], z3.BoolVal(v) if kinds[n] == "bool" else z3.IntVal(v)) for n, v in st.items()]
+        subst = State([(tr.S[n], z3.BoolVal(v) if kinds[n] == "bool" else z3.IntVal(v)) for n, v in st.items()])
         for act in rng.sample(m.actions, 25):
             assert _z3_value(_b(act.enabled(Z3, tr.S)), subst) == bool(act.enabled(CONCRETE, st)), act.describe()
             conc = act.effect(CONCRETE, st)

@@ -17,6 +17,8 @@ from spmcheck.spec.variants import VARIANTS
 from spmcheck.spec.vocabulary import Config
 from spmcheck.spec.z3_encoding import Z3, Transition, _b
 
+from ._z3eval import State
+
 CFG = Config(2, 2, 2)
 
 
@@ -33,21 +35,21 @@ def test_concrete_and_symbolic_readings_agree(variant: str) -> None:
     kinds = {d.name: d.kind for d in m.vars}
     for _ in range(25):
         st = _random_state(m, rng)
-        subst = [(tr.S[n], z3.BoolVal(v) if kinds[n] == "bool" else z3.IntVal(v)) for n, v in st.items()]
+        subst = State([(tr.S[n], z3.BoolVal(v) if kinds[n] == "bool" else z3.IntVal(v)) for n, v in st.items()])
         for act in rng.sample(m.actions, 30):
-            sym_en = z3.simplify(z3.substitute(_b(act.enabled(Z3, tr.S)), *subst))
+            sym_en = subst.simplified(_b(act.enabled(Z3, tr.S)))
             assert z3.is_true(sym_en) == bool(act.enabled(CONCRETE, st)), act.describe()
             conc = act.effect(CONCRETE, st)
             for name, term in act.effect(Z3, tr.S).items():
                 if isinstance(term, (bool, int)):
                     assert term == conc[name]
                     continue
-                v = z3.simplify(z3.substitute(term, *subst))
+                v = subst.simplified(term)
                 got = z3.is_true(v) if z3.is_bool(v) else v.as_long()
                 assert got == conc[name], (act.describe(), name)
         for prop in [*PROPERTIES.values(), *CORE_FINDINGS.values()]:
             if prop.state is not None and prop.name != "lock-order-acyclic":
-                v = z3.simplify(z3.substitute(_b(prop.state(Z3, tr.S, m)), *subst))
+                v = subst.simplified(_b(prop.state(Z3, tr.S, m)))
                 assert z3.is_true(v) == bool(prop.state(CONCRETE, st, m)), prop.name
 
 
