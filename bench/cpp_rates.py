@@ -57,12 +57,18 @@ BUG_PROPS = {"stale-lookup": ("creation-consistent", "serializer-mirrors-refcoun
              "apply-after-unlock": ("serializer-mirrors-refcount",),
              "global-flag": ("serializer-mirrors-refcount", "creation-consistent"),
              "pre-fix": ("serializer-mirrors-refcount", "creation-consistent")}
-# (format, agents, updaters, lookups, ops, jitter); the other knobs are spmcheck-impl's defaults
-# (--hold-us 20, --gap-us 50). v1 declares sizes (at most 6 per role); v2 has none.
+# (format, agents, updaters, lookups, ops, jitter, extra knobs); the other knobs are spmcheck-impl's
+# defaults (--hold-us 20, --gap-us 50, --idle-us 0). v1 declares sizes (at most 6 per role); v2 has none.
 # The last two rows are 64 threads two ways: half tool threads, and the shape of a real process
-# (a few tool threads, many queue threads), where an agent's count returns to 0 more often.
-TABLE = ((1, 1, 3, 3, 150, 0.5), (1, 2, 2, 2, 200, 0.2), (1, 4, 4, 4, 100, 0.2),
-         (2, 2, 2, 2, 200, 0.2), (2, 4, 8, 8, 100, 0.2), (2, 8, 32, 32, 40, 0.2), (2, 8, 8, 56, 100, 0.2))
+# (a few tool threads, many queue threads). Their extra knobs open the windows those shapes close:
+# with 32 tool threads an agent's count seldom returns to 0, so tool threads wait up to 2 ms
+# between contexts (--idle-us) and counts cross 0 throughout the run (apply-after-unlock was
+# 15/20 without); with 56 queue threads every agent's first lookup is over before the first stop,
+# so the gaps between two lock scopes pause up to 2 ms (--gap-us; global-flag was 15/20 without).
+# Both only sleep: `final` stays accepted at both (bench/cpp_rates.py core final ... the same knobs).
+TABLE = ((1, 1, 3, 3, 150, 0.5, ()), (1, 2, 2, 2, 200, 0.2, ()), (1, 4, 4, 4, 100, 0.2, ()),
+         (2, 2, 2, 2, 200, 0.2, ()), (2, 4, 8, 8, 100, 0.2, ()), (2, 8, 32, 32, 40, 0.2, ("--idle-us", "2000")),
+         (2, 8, 8, 56, 100, 0.2, ("--gap-us", "2000")))
 
 
 def table(seeds: int, variants: list[str], only: list[int] | None = None) -> list[str]:
@@ -71,9 +77,9 @@ def table(seeds: int, variants: list[str], only: list[int] | None = None) -> lis
     rows = ["| variant | format | agents | threads (updaters+lookups) | rejected by the bug | other outcomes |",
             "|---|---|---|---|---|---|"]
     for v in variants:
-        for fmt, agents, upd, look, ops, jit in (TABLE[i] for i in only or range(len(TABLE))):
+        for fmt, agents, upd, look, ops, jit, knobs in (TABLE[i] for i in only or range(len(TABLE))):
             extra = ["--format", str(fmt), "--agents", str(agents), "--updaters", str(upd), "--lookups", str(look),
-                     "--ops", str(ops), "--jitter", str(jit)]
+                     "--ops", str(ops), "--jitter", str(jit), *knobs]
             t = tally("core", v, seeds, extra)
             causes: dict[str, int] = dict(t["causes"])  # type: ignore[arg-type]
             bug = sum(n for c, n in causes.items() if any(c == f"violated {p} [CHK101]" for p in BUG_PROPS[v]))
@@ -82,7 +88,8 @@ def table(seeds: int, variants: list[str], only: list[int] | None = None) -> lis
             other = [f"accepted {t['accepted']}"] if t["accepted"] else []
             other += [f"{c} {n}" for c, n in causes.items() if not any(c == f"violated {p} [CHK101]"
                                                                        for p in BUG_PROPS[v])]
-            rows.append(f"| {v} | v{fmt} | {agents} | {upd + look} ({upd}+{look}), ops {ops}, jitter {jit} | "
+            more = "".join(f", {k.lstrip('-')} {val}" for k, val in zip(knobs[::2], knobs[1::2]))
+            rows.append(f"| {v} | v{fmt} | {agents} | {upd + look} ({upd}+{look}), ops {ops}, jitter {jit}{more} | "
                         f"{bug}/{seeds} ({by}) | {', '.join(other) or '—'} |")
             print(rows[-1], flush=True)
     return rows
