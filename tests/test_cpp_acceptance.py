@@ -4,13 +4,13 @@ and 8 agents with 4 to 64 threads, each of at least EVENTS events -- every one.
 Each configuration is its own test (so `pytest -n` spreads them over the cores), SEEDS seeds each:
 24 runs of about 100 k events in all, about 2.4 M events replayed. The full count the issue asks
 for, 20 seeds per configuration, is `python bench/cpp_rates.py --acceptance --seeds 20` (the README
-gives its last result): at the checker's present ~100 k events/s (format v2) those 12 M events cost
-about two minutes of CPU, more than the whole suite's budget. What is reduced is only the number of
-seeds per configuration; sizes, configurations, and the assertion (every run accepted, none
-smaller than EVENTS) are the issue's.
+gives its last result): those 120 runs cost about a minute of CPU (68 s measured) to record and
+replay, half the whole suite's budget. What is reduced is only the number of seeds per
+configuration; sizes, configurations, and the assertion (every run accepted, none smaller than
+EVENTS) are the issue's.
 
 Runs are written as format v2 (opaque thread ids, no sizes, the format for real runs; its compiled
-replay is about twice as fast as v1's); v1 runs of the C++ implementation are accepted in
+replay is faster than v1's); v1 runs of the C++ implementation are accepted in
 tests/test_cpp_semantics.py. `spmcheck-impl --events N` keeps every thread calling until the
 trace holds N events, so a run is as large as asked, not a guess scaled up.
 """
