@@ -109,8 +109,9 @@ def finish(header: Any, r: FileResult, tee: Tee) -> FileResult:
     claims = set(trace_definition(variant, scope).claims) | set(PROGRESS)
     if focus and focus not in claims:
         return _note(r, f"property={focus} in the header is not a claim of the data path")
-    if r.verdict is Verdict.VIOLATED and (r.prop == focus or (not focus and r.code != "CHK103")):
+    if r.verdict is Verdict.VIOLATED and r.prop == focus:
         return r
+    first_stands = not focus and r.verdict is Verdict.VIOLATED and r.code != "CHK103"
     if tee.overflow:
         return _note(r, f"log longer than {MAX_KEPT >> 20} MiB: not replayed on the finite reading "
                         "(no progress check at its end)")
@@ -123,6 +124,9 @@ def finish(header: Any, r: FileResult, tee: Tee) -> FileResult:
         ln, why = out.stop
         return _note(r, f"the finite reading of scope {scope} cannot follow line {ln} ({why}): "
                         "no progress check at the end")
+    if first_stands:  # the first break is the verdict; a progress claim failing at the end is noted
+        ends = [b for b in out.breaks if b.kind == "progress"]
+        return _note(r, "; ".join(f"at the end of the log ({PROGRESS_CODE}): {b.message}" for b in ends)) if ends else r
     if focus:
         target = next((b for b in out.breaks if b.claim == focus), None)
     else:
@@ -130,6 +134,12 @@ def finish(header: Any, r: FileResult, tee: Tee) -> FileResult:
     if target is None:
         if out.unknown:
             return _note(r, out.unknown)
+        if out.finished and r.code in ("CHK103", "CHK301"):
+            # a stopped context ends at 'done', a queue with no writes left at 'open': the end of
+            # the run at this scope, not threads stuck inside an operation
+            r = FileResult(r.file, Verdict.ACCEPTED, r.events, 0, 1, "", "", "", (), (), 0, "", r.lock_edges,
+                           note="; ".join(x for x in (r.note, "every thread ended what the scope lets it do "
+                                                      "(contexts stopped, writes done, no packet queued)") if x))
         return _note(r, f"the header's property={focus} is not broken by this log") if focus else r
     earlier = [b for b in out.breaks if b.claim != target.claim and b.line < target.line]
     same = [b.claim for b in out.breaks if b.claim != target.claim and b.line == target.line]

@@ -318,3 +318,116 @@ def _cex_json(args: argparse.Namespace, d: Any, code: int, summary: str, output:
         print(f"spmcheck: error: {bad}", file=sys.stderr)
         return exitcodes.IO_ERROR
     return exitcodes.OK
+
+
+TSAN_EXIT = 66  # the exit code ThreadSanitizer is told to use (a race fails the run)
+
+
+def _datapath_binary(tsan: bool) -> Any:
+    """cpp/datapath.cpp built on demand into the C++ cache directory (checker/cpp_build.py's,
+    keyed by a hash of cpp/ and include/), one builder at a time."""
+    import fcntl
+    import shutil
+    import subprocess
+
+    from .cpp_build import BuildError, build_dir, source_dir
+
+    if shutil.which("g++") is None:
+        raise BuildError("--impl cpp needs g++ on PATH (Debian: apt-get install -y g++)")
+    src = source_dir()
+    out = build_dir(src)
+    exe = out / ("spmcheck-datapath-tsan" if tsan else "spmcheck-datapath")
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock-datapath", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not exe.is_file():
+            flags = ["-O1", "-g", "-fsanitize=thread"] if tsan else ["-O2"]
+            r = subprocess.run(["g++", *flags, "-std=c++17", "-pthread", "-Wall", "-Wextra", str(src / "datapath.cpp"),
+                                "-o", str(exe)], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise BuildError(f"building {exe.name} failed:\n{r.stderr.strip()[-4000:]}")
+    return exe
+
+
+def record_command(exe: str, variant: str, scope: str, seed: int, output: str) -> list[str]:
+    """The C++ data path's command line: the revision's knobs and the scope's fields as
+    spec/datapath writes them (the C++ side keeps no copy of either table)."""
+    from spmcheck.spec.datapath.variants import DVARIANTS
+    from spmcheck.spec.datapath.verdicts import SCOPES
+
+    v, sc = DVARIANTS[variant], SCOPES[scope]
+    cmd = [exe, "--variant", variant, "--scope", scope, "--seed", str(seed), "-o", output]
+    for opt, val in (("--early-async", v.early_async), ("--two-arg", v.completion_two_arg),
+                     ("--gate-per-agent", v.gate_per_agent), ("--hook-reads-gate", v.hook_reads_gate),
+                     ("--agents", sc.agents), ("--queues", sc.queues), ("--ctxs", sc.ctxs),
+                     ("--tracers", sc.tracers), ("--writes", sc.writes), ("--packets", sc.packets),
+                     ("--tracing", sc.tracing), ("--mixed", sc.mixed), ("--barrier-second", sc.barrier_second),
+                     ("--create", sc.create), ("--destroy", sc.destroy), ("--timeouts", sc.timeouts)):
+        cmd += [opt, str(int(val))]
+    return cmd
+
+
+def record(args: argparse.Namespace, timeout: float = 120.0) -> int:
+    """`spmcheck record --model datapath --impl cpp --variant REV --scope SCOPE`: one run of the
+    C++ data path (cpp/datapath.cpp) written as a v2 log; exit 0 recorded, 3 the run stalled
+    (threads waiting on conditions no thread can change: the log ends in that state), 1 a
+    ThreadSanitizer report (--tsan), 2 usage or build errors."""
+    import os
+    import subprocess
+
+    from spmcheck.spec.datapath.verdicts import SCOPES
+
+    from .cpp_build import BuildError
+
+    if getattr(args, "impl", "python") != "cpp":
+        return _usage("the data path is recorded from the C++ implementation only (add --impl cpp)")
+    variants = _variants([args.variant])
+    if isinstance(variants, str):
+        return _usage(variants)
+    scope = getattr(args, "scope", None) or "multi"
+    if scope not in SCOPES:
+        return _usage(_closest(scope, list(SCOPES), "datapath scope"))
+    try:
+        exe = _datapath_binary(bool(getattr(args, "tsan", False)))
+    except BuildError as e:
+        print(f"spmcheck record: error: {e}", file=sys.stderr)
+        return exitcodes.USAGE
+    env = dict(os.environ)
+    env.setdefault("TSAN_OPTIONS", f"halt_on_error=1 exitcode={TSAN_EXIT}")
+    cmd = record_command(str(exe), args.variant, scope, int(args.seed), args.output)
+    try:
+        r = subprocess.run(cmd, env=env, timeout=timeout, capture_output=True, text=True)
+    except subprocess.TimeoutExpired:
+        print(f"spmcheck record: the C++ data-path run did not finish within {timeout:.0f}s", file=sys.stderr)
+        return exitcodes.UNKNOWN
+    if r.returncode == TSAN_EXIT:
+        sys.stderr.write(r.stderr)
+        print("spmcheck record: ThreadSanitizer reported a data race (see above)", file=sys.stderr)
+        return exitcodes.VIOLATED
+    if r.returncode != 0:
+        print(f"spmcheck record: error: {r.stderr.strip() or f'the C++ run exited {r.returncode}'}", file=sys.stderr)
+        return exitcodes.IO_ERROR if r.returncode == 4 else exitcodes.USAGE
+    words = r.stdout.split()
+    events = int(words[0]) if words and words[0].isdigit() else 0
+    stalled = "stalled" in r.stdout
+    code = exitcodes.UNKNOWN if stalled else exitcodes.OK
+    summary = (f"spmcheck: wrote {args.output}: {events} events (C++ data path, {args.variant}, scope {scope}, "
+               f"seed {args.seed})" + ("; the run stalled: every thread waits on a condition no thread can "
+                                       "change (the log ends there)" if stalled else ""))
+    print(summary)
+    if getattr(args, "json", None):
+        from .options import write_text
+        from .render import envelope as env_
+
+        doc = env_.envelope("record", code, summary, [{"model": "datapath", "variant": args.variant,
+                                                       "output": args.output, "events": events,
+                                                       "deadlocked": stalled, "seed": int(args.seed)}],
+                            {"scope": scope, "impl": "cpp"}, {"events": events})
+        if args.json == "-":
+            sys.stdout.write(env_.dumps(doc))
+        else:
+            bad = write_text(args.json, env_.dumps(doc))
+            if bad:
+                print(f"spmcheck: error: {bad}", file=sys.stderr)
+                return exitcodes.IO_ERROR
+    return code

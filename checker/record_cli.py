@@ -29,8 +29,10 @@ from .record import RunConfig
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", choices=("core", "lifecycle"), default="core",
-                        help="which protocol to run (default core)")
+    parser.add_argument("--model", choices=("core", "lifecycle", "datapath"), default="core",
+                        help="which protocol to run (default core; datapath: --impl cpp, checker/datapath_cli.py)")
+    parser.add_argument("--scope", default=None,
+                        help="datapath: a scope of `spmcheck prove --model datapath` (default multi)")
     parser.add_argument("--impl", choices=("python", "cpp"), default="python",
                         help="python: checker/runtime.py (default); cpp: the C++ implementation in cpp/")
     parser.add_argument("--tsan", action="store_true",
@@ -127,6 +129,10 @@ def run(args: argparse.Namespace) -> int:
         if bad:
             print(f"spmcheck: error: {opt}: {bad}", file=sys.stderr)
             return exitcodes.IO_ERROR
+    if getattr(args, "model", "core") == "datapath":
+        from .datapath_cli import record
+
+        return record(args)
     if getattr(args, "impl", "python") == "cpp":
         from .record_cpp import run_cpp
 

@@ -76,6 +76,8 @@ def _verdict_lines(r: FileResult) -> list[str]:
     for e in r.evidence:
         why = f" ({e.why})" if e.why else ""
         out.append(f"  {r.file}:{e.line}: {_one_line(e.text)}{why}")
+    if r.note:  # e.g. a data-path log: where the open-world replay stopped, progress at its end
+        out.append(f"{r.file}: note: {_one_line(r.note)}")
     return out
 
 

@@ -54,6 +54,7 @@ class Outcome:
     explored: int  # states explored from the last state (0: nothing was pending there)
     last_line: int
     unknown: str = ""  # the progress search from the last state hit its state limit
+    finished: bool = False  # the last state is the end of the run: nothing enabled, every thread done
 
 
 def _fmt(v: object) -> str:
@@ -109,19 +110,20 @@ class _Matcher:
 
 
 def check(ex: Explorer, progress: Sequence[tuple[str, str, Callable[[tuple], Any], Callable[[tuple], Any]]],
-          events: Sequence[TEvent], max_states: int = MAX_STATES) -> Outcome:
+          events: Sequence[TEvent], done: Callable[[tuple], Any], max_states: int = MAX_STATES) -> Outcome:
     """Replay `events` from the initial state of `ex`; `progress`: (claim, case label, pending,
-    goal) of each progress case at this scope."""
+    goal) of each progress case at this scope; `done`: every thread is at the end of what the
+    scope lets it do (a context stopped, a queue with no writes left and no packet queued)."""
     invs = [(n, c.summary, ex.closed(c.expr, n)) for n, c in ex.proto.claims.items()
             if c.kind == "invariant" and c.expr is not None]
     m = _Matcher(ex)
     s = tuple(int(x) if isinstance(x, bool) else x for x in ex.init())
     first: dict[str, Break] = {}
-    done, last_line = 0, 0
+    n_done, last_line = 0, 0
     for ev in events:
         ii = m.match(s, ev)
         if ii is None:
-            return Outcome(done, (ev.line, f"'{ev.thread} {ev.kind}' is not a step of the finite reading here"),
+            return Outcome(n_done, (ev.line, f"'{ev.thread} {ev.kind}' is not a step of the finite reading here"),
                            tuple(sorted(first.values(), key=lambda b: b.line)), 0, last_line)
         inst = ex.instances[ii]
         for claim, why, chk in inst.checks:
@@ -131,7 +133,7 @@ def check(ex: Explorer, progress: Sequence[tuple[str, str, Callable[[tuple], Any
         for name, summary, f in invs:
             if name not in first and not f(s):
                 first[name] = Break(name, "invariant", ev.line, f"{name} fails: {summary}")
-        done, last_line = done + 1, ev.line
+        n_done, last_line = n_done + 1, ev.line
     pending = [(c, lab, goal) for c, lab, pend, goal in progress if pend(s) and not goal(s)]
     explored, unknown = 0, ""
     if pending:
@@ -149,4 +151,6 @@ def check(ex: Explorer, progress: Sequence[tuple[str, str, Callable[[tuple], Any
                                          f"{claim} fails: {label} can never {verb}: no continuation of the run "
                                          f"reaches that ({explored} states reachable from the last event, all "
                                          "explored)")
-    return Outcome(done, None, tuple(sorted(first.values(), key=lambda b: b.line)), explored, last_line, unknown)
+    finished = not ex.enabled(s) and bool(done(s))
+    return Outcome(n_done, None, tuple(sorted(first.values(), key=lambda b: b.line)), explored, last_line, unknown,
+                   finished)

@@ -586,6 +586,20 @@ def run(variants: list[str] | None = None, rows: list[str] | None = None, mutati
 
 
 _TRACE_CASES: dict[tuple[str, str], list[tuple[str, str, Callable[[tuple], Any], Callable[[tuple], Any]]]] = {}
+_TRACE_DONE: dict[tuple[str, str], Callable[[tuple], Any]] = {}
+
+
+def run_done(d: DP, sc: Scope) -> Expr:
+    """The end of a run at scope `sc`: every context stopped (or never started), every queue
+    destroyed, never created, or with no writes left and no packet on the GPU. (The definition's
+    final labels, `done` and `open`, are not `idle`: the open-world replay alone reads a finished
+    run as threads stuck inside an operation.)"""
+    qs = [K(f"q{i}") for i in range(sc.queues)]
+    cs = [K(f"c{i}") for i in range(sc.ctxs)]
+    return And(*[Or(d.qpc(q) == "gone", d.qpc(q) == "idle",
+                    And(d.qpc(q) == "open", d.nw(q) == sc.writes, *[d.st(q, K(k)) == "none" for k in PKTS]))
+                 for q in qs],
+               *[Or(d.cpc(c) == "done", d.cpc(c) == "idle") for c in cs])
 
 
 def check_trace(variant: str, scope: str, events: list[TEvent]) -> Outcome:
@@ -599,4 +613,5 @@ def check_trace(variant: str, scope: str, events: list[TEvent]) -> Outcome:
         dp = dp_of(v, sc)
         _TRACE_CASES[key] = [(name, lab, ex.closed(p, "pending"), ex.closed(q, "goal"))
                              for name, prog in PROGRESS.items() for lab, p, q in prog.cases(dp, sc)]
-    return tracecheck.check(ex, _TRACE_CASES[key], events)
+        _TRACE_DONE[key] = ex.closed(run_done(dp, sc), "done")
+    return tracecheck.check(ex, _TRACE_CASES[key], events, _TRACE_DONE[key])
