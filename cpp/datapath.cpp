@@ -211,6 +211,7 @@ void app(Run& r, int qi, int self, uint64_t seed) {
     const bool two = sc.packets == 2;
     for (int n = 0; alive && n < sc.writes; ++n) {
         bool consumers = false, batch = false;
+        std::array<bool, kPkts> disp{};  // this write's packet kinds, read outside the lock below
         bool choose = sc.mixed && !sc.barrier_second;
         bool mixed = choose && rnd.below(2) == 1;
         // WriteInterceptor: the gate (raw fast path, batching) is computed once, for the whole call
@@ -223,6 +224,7 @@ void app(Run& r, int qi, int self, uint64_t seed) {
             q.writes += 1;
             q.p[0].disp = true;
             if (two) q.p[1].disp = sc.mixed ? (sc.barrier_second ? false : !mixed) : true;
+            disp = {q.p[0].disp, q.p[1].disp};
             r.emit(t, "write_begin agent=" + ag() + (choose ? " mixed=" + b01(mixed) : "") + " raw=" +
                           b01(!consumers) + " batched=" + b01(batch));
         });
@@ -299,17 +301,17 @@ void app(Run& r, int qi, int self, uint64_t seed) {
             if (kn.early_async) alive = alive && async_started(ks);
             alive = alive && hook(0) && kernel_dispatch(0);
             if (two) {
-                if (alive && q.p[1].disp) alive = hook(1) && kernel_dispatch(1);
-                alive = alive && submit({0, 1}, {!q.p[1].disp, q.p[1].disp});
+                if (alive && disp[1]) alive = hook(1) && kernel_dispatch(1);
+                alive = alive && submit({0, 1}, {!disp[1], disp[1]});
             } else {
                 alive = alive && submit({0}, {true, false});
             }
         } else {  // one process_packet_batch per packet
             for (int k = 0; alive && k < sc.packets; ++k) {
                 if (kn.early_async) alive = async_started({k});
-                if (alive && q.p[k].disp) alive = hook(k) && kernel_dispatch(k);
+                if (alive && disp[k]) alive = hook(k) && kernel_dispatch(k);
                 std::array<bool, kPkts> h{};
-                h[k] = q.p[k].disp;
+                h[k] = disp[k];
                 alive = alive && submit({k}, h);
             }
         }
