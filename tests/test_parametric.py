@@ -154,8 +154,11 @@ def results():  # type: ignore[no-untyped-def]
 
 
 def test_verdicts_match_expectations(results) -> None:  # type: ignore[no-untyped-def]
+    from spmcheck.spec.properties import CORE_FINDINGS
+
     got = {(r.variant, r.property): r.verdict for r in results}
-    assert got == {k: v[0] for k, v in EXPECTED.items()}
+    # a finding (a counterexample the fixed-size prover shows against final) has no any-size proof
+    assert got == {k: v[0] for k, v in EXPECTED.items() if k[1] not in CORE_FINDINGS}
     for r in results:
         assert r.expected == EXPECTED[(r.variant, r.property)][0]
 
