@@ -799,6 +799,12 @@ def render(v: Any) -> str:
     return str(v)
 
 
+def _order(x: Any) -> tuple[int, str]:
+    """A total order on elements of any sort (ids are strings; the unnamed ones sort first), so
+    that the element a failing claim names does not depend on set iteration order."""
+    return (0, repr(x)) if isinstance(x, Fresh) else (1, str(x))
+
+
 class Incremental:
     """An invariant claim evaluated only where an event can have changed it.
 
@@ -869,7 +875,7 @@ class Incremental:
         """Evaluate everything once; the failing element (or True for a closed claim), else None."""
         if not self.forall:
             return None if self._eval(w, None) else True
-        for x in [self.fresh, *self._candidates(w)]:
+        for x in [self.fresh, *sorted(self._candidates(w), key=_order)]:
             if not self._eval(w, x):
                 return x
         return None
@@ -907,7 +913,7 @@ class Incremental:
         if self._TOP in dirty:
             dirty.discard(self._TOP)
             dirty |= self._candidates(w)
-        for x in dirty:
+        for x in sorted(dirty, key=_order):  # the failing element named is the least, whatever the hash seed
             if not self._eval(w, x):
                 return x
         return None
