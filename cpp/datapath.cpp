@@ -175,6 +175,19 @@ struct Rand {
     void pause() { std::this_thread::sleep_for(std::chrono::microseconds(below(300))); }
 };
 
+// One protocol step of a thread: a random pause, then `fire` inside the world lock once
+// `ready` holds (false when the run stalled first)
+bool step_in(Run& r, std::unique_lock<std::mutex>& lk, int self, Rand& rnd,
+             const std::function<bool(bool)>& ready, const std::function<void()>& fire,
+             Clock::time_point deadline) {
+    rnd.pause();
+    lk.lock();
+    bool ok = r.wait(lk, self, ready, deadline);
+    if (ok) fire();
+    lk.unlock();
+    return ok;
+}
+
 // ---- q<i>: the application thread of one queue -----------------------------------------------
 void app(Run& r, int qi, int self, uint64_t seed) {
     World& w = r.w;
@@ -191,12 +204,7 @@ void app(Run& r, int qi, int self, uint64_t seed) {
     };
     auto step = [&](const std::function<bool(bool)>& ready, const std::function<void()>& fire,
                     Clock::time_point deadline = Clock::time_point::max()) {
-        rnd.pause();
-        lk.lock();
-        bool ok = r.wait(lk, self, ready, deadline);
-        if (ok) fire();
-        lk.unlock();
-        return ok;
+        return step_in(r, lk, self, rnd, ready, fire, deadline);
     };
     auto ag = [&] { return std::to_string(q.agent); };
     bool alive = true;
@@ -465,12 +473,7 @@ void tool(Run& r, int ci, int self, uint64_t seed) {
     std::unique_lock<std::mutex> lk(r.m, std::defer_lock);
     auto step = [&](const std::function<bool(bool)>& ready, const std::function<void()>& fire,
                     Clock::time_point deadline = Clock::time_point::max()) {
-        rnd.pause();
-        lk.lock();
-        bool ok = r.wait(lk, self, ready, deadline);
-        if (ok) fire();
-        lk.unlock();
-        return ok;
+        return step_in(r, lk, self, rnd, ready, fire, deadline);
     };
     auto no_marks = [&] {
         for (const Context& o : w.c)
