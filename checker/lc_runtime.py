@@ -401,7 +401,8 @@ def dispatch(w: LWorker, k: int, a: int) -> None:
             lc.packet_map[c][k] = d.packets[c]
         lc.dispatches.append(d)
         return (("batch", not lc.gate(a)), ("instrumented", sum(1 << c for c in hits)),
-                ("serialize", d.requested))
+                ("serialize", d.requested),
+                ("spm", sum(1 << c for c in hits if d.packets[c] == SPM_PACKET)))
 
     w.step("dispatch_write", (("agent", a), ("id", k)), write)
     d = lc.dispatches[k]

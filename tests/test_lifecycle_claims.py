@@ -165,7 +165,7 @@ def _trace(delivered: int, prescan: int = 1, started: bool = True) -> str:
     """A dispatch on agent 0 with context 0 started (instrumented, one SPMPacket) or none."""
     on = int(started)
     events = (START0 if started else ()) + (
-        f"d0 dispatch_write agent=0 id=0 batch={1 - on} instrumented={on} serialize={on}",
+        f"d0 dispatch_write agent=0 id=0 batch={1 - on} instrumented={on} serialize={on} spm={on}",
         f"d0 dispatch_submit id=0 serialized={on}",
         f"h0 completion_exit id=0 prescan={prescan} delivered={delivered}",
         "h0 completion_signal id=0")

@@ -338,7 +338,7 @@ public:
             for (auto& slot : _slots)
                 if (const context* ctx = slot.load()) snapshot.push_back(ctx);
         }
-        std::uint64_t instrumented = 0;
+        std::uint64_t instrumented = 0, spm = 0;
         bool is_serialized = false;
         for (const context* cctx : snapshot) {
             auto* ctx = const_cast<context*>(cctx);
@@ -356,9 +356,10 @@ public:
             }
             s->inst_pkt.emplace_back(std::move(p), _spm_tag);
             instrumented |= std::uint64_t{1} << ctx->id;
+            if (en) spm |= std::uint64_t{1} << ctx->id;
             is_serialized = true;  // every pre_kernel_call path returns serialize=true
         }
-        tr::dispatch_write(*seq, a, k, batch, instrumented, is_serialized);
+        tr::dispatch_write(*seq, a, k, batch, instrumented, is_serialized, spm);
         pause_point();
         // serializer(queue).rlock(kernel_dispatch), then async_started(). The event is taken under
         // the serializer's read lock with the counter increment: the model fuses the two, and

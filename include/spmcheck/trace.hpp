@@ -237,9 +237,10 @@ private:
         case kind::deactivate: kname("deactivate"); put(out, "ctx", a[0]); put(out, "result", a[1]); break;
         case kind::profile_destroy: kname("profile_destroy"); put(out, "ctx", a[0]); break;
         case kind::dispatch_write:
-            kname("dispatch_write"); put(out, "agent", a[0]); put(out, "id", a[1]);
+            kname("dispatch_write"); put(out, "agent", a[0] & 0xff); put(out, "id", a[1]);
             put(out, "batch", a[2] & 1); put(out, "instrumented", static_cast<std::int64_t>(static_cast<std::uint64_t>(a[2]) >> 2));
             put(out, "serialize", (a[2] >> 1) & 1);
+            put(out, "spm", static_cast<std::int64_t>(static_cast<std::uint64_t>(a[0]) >> 8));
             break;
         case kind::dispatch_submit: kname("dispatch_submit"); put(out, "id", a[0]); put(out, "serialized", a[1]); break;
         case kind::completion_exit:
@@ -289,6 +290,10 @@ inline void emit(kind k, std::int64_t a0 = 0, std::int64_t a1 = 0, std::int64_t 
 // dispatch_write's flags word: batch, serialize, then the instrumented-contexts mask
 inline std::int64_t write_flags(bool batch, std::uint64_t instrumented, bool serialize) {
     return static_cast<std::int64_t>(std::uint64_t(batch) | std::uint64_t(serialize) << 1 | instrumented << 2);
+}
+// dispatch_write's agent word: the agent in the low byte, the SPMPacket contexts above it
+inline std::int64_t agent_spm(int agent, std::uint64_t spm) {
+    return static_cast<std::int64_t>(std::uint64_t(static_cast<unsigned>(agent) & 0xffu) | spm << 8);
 }
 }  // namespace detail
 
@@ -367,8 +372,11 @@ inline void set_agents_check(int ctx, std::uint64_t agents, int result) {
 inline void set_agents_write(int ctx) { detail::emit(kind::set_agents_write, ctx); }
 inline void deactivate(int ctx, int result) { detail::emit(kind::deactivate, ctx, result); }
 inline void profile_destroy(int ctx) { detail::emit(kind::profile_destroy, ctx); }
-inline void dispatch_write(int agent, int id, bool batch, std::uint64_t instrumented, bool serialize) {
-    detail::emit(kind::dispatch_write, agent, id, detail::write_flags(batch, instrumented, serialize));
+// spm: the contexts whose pre_kernel_call built an SPMPacket (the rest of `instrumented` got the
+// EmptyAQLPacket fallback); packed above the agent (agents < 256, contexts < 56)
+inline void dispatch_write(int agent, int id, bool batch, std::uint64_t instrumented, bool serialize,
+                           std::uint64_t spm) {
+    detail::emit(kind::dispatch_write, detail::agent_spm(agent, spm), id, detail::write_flags(batch, instrumented, serialize));
 }
 inline void dispatch_submit(int id, bool serialized) { detail::emit(kind::dispatch_submit, id, serialized); }
 inline void completion_exit(int id, bool prescan, int delivered) {
@@ -386,8 +394,9 @@ public:
     std::uint64_t seq;
 };
 inline void dispatch_write(const deferred& d, int agent, int id, bool batch, std::uint64_t instrumented,
-                           bool serialize) {
-    detail::emit_at(d.seq, kind::dispatch_write, agent, id, detail::write_flags(batch, instrumented, serialize));
+                           bool serialize, std::uint64_t spm) {
+    detail::emit_at(d.seq, kind::dispatch_write, detail::agent_spm(agent, spm), id,
+                    detail::write_flags(batch, instrumented, serialize));
 }
 inline void completion_exit(const deferred& d, int id, bool prescan, int delivered) {
     detail::emit_at(d.seq, kind::completion_exit, id, prescan, delivered);
@@ -455,7 +464,7 @@ constexpr void set_agents_check(int, std::uint64_t, int) {}
 constexpr void set_agents_write(int) {}
 constexpr void deactivate(int, int) {}
 constexpr void profile_destroy(int) {}
-constexpr void dispatch_write(int, int, bool, std::uint64_t, bool) {}
+constexpr void dispatch_write(int, int, bool, std::uint64_t, bool, std::uint64_t) {}
 constexpr void dispatch_submit(int, bool) {}
 constexpr void completion_exit(int, bool, int) {}
 constexpr void completion_signal(int) {}
@@ -469,7 +478,7 @@ public:
     constexpr explicit mute_scope(bool = true) {}
 };
 struct deferred {};
-constexpr void dispatch_write(const deferred&, int, int, bool, std::uint64_t, bool) {}
+constexpr void dispatch_write(const deferred&, int, int, bool, std::uint64_t, bool, std::uint64_t) {}
 constexpr void completion_exit(const deferred&, int, bool, int) {}
 
 #endif  // SPMCHECK_TRACE

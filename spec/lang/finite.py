@@ -182,6 +182,8 @@ class Compiler:
     post: "dict[str, _Fold] | None" = None
     # the step's reported observations (key -> folded value): what `Reported` reads
     reported: "dict[str, _Fold] | None" = None
+    # the step's observation expressions and the values an event reported (`Reported(key, at)`)
+    report_src: "tuple[dict[str, Expr], dict[str, int]] | None" = None
 
     def __init__(self, u: Universe, env: Env) -> None:
         self.u = u
@@ -217,7 +219,9 @@ class Compiler:
         if isinstance(e, Reported):
             if self.reported is None or e.key not in self.reported:
                 raise TypeError(f"Reported({e.key!r}) outside an action that observes it")
-            return self.reported[e.key]
+            if e.at is None:
+                return self.reported[e.key]
+            return self.reported_bit(e)
         if isinstance(e, Member):
             members = self.env[e.scope.name]
             return _Fold(members is not None and self.elem(e.elem) in members)
@@ -237,12 +241,25 @@ class Compiler:
         assert isinstance(e, Op)
         return self.op(e, hint)
 
+    def reported_bit(self, e: Reported) -> _Fold:
+        """Bit `e.at` of the reported mask `e.key`: the event's bit when it reported the mask,
+        else the mask observation's body at `e.at` (what the model's own step computes)."""
+        assert self.report_src is not None and e.at is not None
+        observe, given = self.report_src
+        mask = observe[e.key]
+        if not (isinstance(mask, Agg) and mask.kind == "mask"):
+            raise TypeError(f"Reported({e.key!r}, {e.at.name}) needs a Mask observation")
+        x = self.elem(e.at)
+        if e.key in given:
+            return _Fold(bool(given[e.key] >> self.u.elems(mask.var.sort).index(x) & 1))
+        return self._child({**self.env, mask.var.name: x}).expr(mask.body)
+
     def agg(self, e: Agg) -> _Fold:
         """A count or a mask, unrolled: known terms folded into one constant."""
         total, rest = 0, []
         for i, x in enumerate(self.u.elems(e.var.sort)):
             sub = Compiler(self.u, {**self.env, e.var.name: x})
-            sub.post, sub.reported = self.post, self.reported
+            sub.post, sub.reported, sub.report_src = self.post, self.reported, self.report_src
             part = sub.expr(e.body)
             weight = 1 if e.kind == "count" else 1 << i
             if part.known:
@@ -315,7 +332,7 @@ class Compiler:
     # a subclass may emit another target from the same folding (spec/datapath/fast.py) ----
     def _child(self, env: Env) -> "Compiler":
         c = Compiler(self.u, env)
-        c.post, c.reported = self.post, self.reported
+        c.post, c.reported, c.report_src = self.post, self.reported, self.report_src
         return c
 
     def _read(self, key: str) -> str:
@@ -367,6 +384,7 @@ def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func
     env = {**env, **dict(act.consts), act.thread.name: thread}
     c = Compiler(u, env)
     given = dict(reported or {})
+    c.report_src = (dict(act.observe), given)
     c.reported = {k: _Fold(given[k]) if k in given else c.expr(v) for k, v in act.observe}
     assert isinstance(pc.dom, EnumDom)
     tag = f"{act.role.name}.{act.at}.{act.kind}"
@@ -383,7 +401,7 @@ def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func
         if isinstance(up, Every):
             for x in u.elems(up.var.sort):
                 c2 = Compiler(u, {**env, up.var.name: x})
-                c2.reported = c.reported
+                c2.reported, c2.report_src = c.reported, c.report_src
                 put(c2.key(up.target), c2.expr(lift(up.value), up.target.func.dom))
         else:
             target, value = up

@@ -414,6 +414,12 @@ class _Eval:
             if self.post is None:
                 raise TypeError(f"Post({e.app.func.name}) outside an action's checks")
             return _Eval(self.r, self.post, self.env, self.vsorts, None, self.obs).term(e.app, hint)
+        if isinstance(e, Reported) and e.at is not None:
+            mask = self.reported(e)
+            if not (isinstance(mask, Agg) and mask.kind == "mask"):
+                raise TypeError(f"Reported({e.key!r}, {e.at.name}) needs a Mask observation")
+            # the model's own step: the mask's body at `at` (a bit of a mask is first-order)
+            return self.with_({mask.var.name: self.term(e.at)}, {mask.var.name: self.leaf(e.at)}).term(mask.body, hint)
         if isinstance(e, Reported):
             return self.term(self.reported(e), hint)
         if isinstance(e, App):

@@ -239,9 +239,15 @@ class Reported(Expr):
     written with it means exactly what it means without it). The trace checker, given an event
     that reports another value, fires the step with the reported value (that observation not
     compared): the updates record what the run did and the claims judge it, so a second
-    DISPATCH_END is a P4 violation rather than a divergence."""
+    DISPATCH_END is a P4 violation rather than a divergence.
+
+    With `at` (an element variable), the bit of element `at` in the reported mask `key`: the
+    model's own steps read the mask observation's body at `at` (`Mask(c, body)` gives `body`
+    with c := at), the checker the bit the event reports (the enter hook's packet kinds, which
+    the code reads per context after its snapshot of the active contexts)."""
 
     key: str
+    at: "Var | None" = None
 
 
 def owner(e: Expr) -> Expr:

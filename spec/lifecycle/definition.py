@@ -432,11 +432,16 @@ def _dispatch(m: Lifecycle, v: LVariant) -> None:
              any_size={nxt_label: m.st(k) == "none"},
              updates=((m.da(k), a), (m.st(k), "hooked"), (m.rt(k), m.ids()),
                       # pre_kernel_call: enabled -> SPMPacket, else the EmptyAQLPacket fallback; both
-                      # inserted into the context's packet_return_map, both serialize=true (digest §2.5)
-                      Every(c, m.pk(k, c), Ite(ins, Ite(m.en(c), "spm", "empty"), "none")),
+                      # inserted into the context's packet_return_map, both serialize=true (digest §2.5).
+                      # The code reads `enabled` per context after its snapshot of the active slots
+                      # (a stop's spm_clear_enabled or a start's spm_set_enabled can fall between):
+                      # the kind is the one the event reports (`spm`), the model's own step reads
+                      # `enabled` at the snapshot (cpp/DIVERGENCES.md L7)
+                      Every(c, m.pk(k, c), Ite(ins, Ite(Reported("spm", c), "spm", "empty"), "none")),
                       Every(c, m.mp(k, c), ins), (m.rq(k), Exists(c, ins))),
              goto="hooked",
-             observe={"batch": batch, "instrumented": Mask(c, ins), "serialize": Exists(c, ins)},
+             observe={"batch": batch, "instrumented": Mask(c, ins), "serialize": Exists(c, ins),
+                      "spm": Mask(c, And(ins, m.en(c)))},
              # the claim reads the observation's own expression (no mutation operator touches one)
              checks=((P3, "the enter hooks request serialization for dispatch {id} on agent {agent}, whose "
                       "serializer is (or will be created) ENABLED", Implies(m.ser_on(a), Post(m.rq(k)))),
