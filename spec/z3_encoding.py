@@ -6,6 +6,7 @@ actions that write it) and instantiated per BMC step with `z3.substitute`.
 """
 from __future__ import annotations
 
+import functools
 from typing import Iterable
 
 import z3
@@ -135,11 +136,28 @@ class Transition:
         self.S2 = make_state(model, "post", ints)
         self.width = w = width_for(model) if ints == "bv" else None
         self.c = z3.BitVec("choice@pre", width_for(model)) if w else z3.Int("choice@pre")
+        self.activate()
+
+    # The guards and the relation are built on first use: a stored invariant is re-checked one
+    # action at a time from the guards and effects (spec.induction.verify_stored), and a run that
+    # only re-checks certificates never needs the relation's If-chains (~0.2 s per model).
+    @functools.cached_property
+    def enabled(self) -> list:
+        saved = Z3.width
+        self.activate()
+        out = [a.enabled(Z3, self.S) for a in self.model.actions]
+        Z3.width = saved
+        return out
+
+    @functools.cached_property
+    def formula(self) -> z3.BoolRef:
+        saved = Z3.width
+        self.activate()
+        model, w = self.model, self.width
         kinds = {d.name: d.kind for d in model.vars}
         acts = model.actions
-        self.enabled = [a.enabled(Z3, self.S) for a in acts]
         effects = [a.effect(Z3, self.S) for a in acts]
-        n = len(acts) + (1 if stutter else 0)
+        n = len(acts) + (1 if self.stutter else 0)
         parts = [z3.ULT(self.c, n)] if w else [self.c >= 0, self.c < n]
         parts += [z3.Implies(self.c == i, _b(g)) for i, g in enumerate(self.enabled)]
         for name in model.var_names:
@@ -148,8 +166,9 @@ class Transition:
                 if name in effects[i]:
                     expr = z3.If(self.c == i, as_term(effects[i][name], kinds[name], w), expr)
             parts.append(self.S2[name] == expr)
-        self.formula = z3.And(*parts)
-        self.activate()
+        out = z3.And(*parts)
+        Z3.width = saved  # building it late must not switch the backend under another relation's user
+        return out
 
     def activate(self) -> None:
         """Z3 is one shared backend; point its int sort at this relation's (bit-vector or Int)."""
