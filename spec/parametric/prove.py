@@ -23,7 +23,7 @@ from ..programs import definition
 from ..properties import PROPERTIES
 from ..variants import VARIANTS, Variant
 from .transitions import PAction, Params, build_actions
-from .encoding import LOCK_REL, READING, Agent, Lookup, PState, Updater, at, enabled, exists, forall, fresh_state
+from .encoding import LOCK_REL, READING, ROLE_SORT, SYMBOLS, Agent, Lookup, PState, Updater, at, enabled, exists, forall, fresh_state
 from .invariants import Conjunct, lock_table
 from .queries import (Bounded, action_params, conj, failing_conjuncts, fragment_of, init, run_check, state_cti,
                       step_cti)
@@ -45,8 +45,8 @@ def _note(m: z3.ModelRef, s: PState, inv: Sequence[Conjunct]) -> str:
 
 def initiation(inv: Sequence[Conjunct], timeout: float) -> Check:
     def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
-        S = fresh_state("init")
-        return ([init(S), z3.Not(conj(S, inv))] + (b.closure(S) if b else []),
+        S = fresh_state("pre")
+        return ([init(S), z3.Not(_inv(S, inv, b))] + (b.closure(S) if b else []),
                 lambda m: state_cti(m, S, _note(m, S, inv)))
 
     return run_check("initiation", build, fragment_of(inv), timeout)
@@ -70,25 +70,80 @@ def _reads(c: Conjunct) -> frozenset[str]:
 
 def consecution(pa: PAction, inv: Sequence[Conjunct], timeout: float) -> Check:
     """Inv ∧ step ⊨ Inv'. Conjuncts that read no symbol the step writes are equal in both states
-    and so follow from the hypothesis: they are left out of the goal (frame reasoning)."""
+    and so follow from the hypothesis: they are left out of the goal (frame reasoning). The goal
+    is the pre-state terms with the written symbols replaced by the step's updates (one
+    substitution in Z3, instead of building every goal conjunct again through z3py)."""
     def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
-        S = fresh_state("pre")
-        p = action_params(pa.name, pa, b)
-        f = pa.fire(S, p)
-        writes = {k for k in S.fns if f.post.fns[k] is not S.fns[k]}
+        if b is None:
+            S, p, f, writes = _step(pa)
+        else:
+            S = fresh_state("pre")
+            p = action_params(pa.name, pa, b)
+            f = pa.fire(S, p)
+            writes = {k for k in S.fns if f.post.fns[k] is not S.fns[k]}
         goal = [c for c in inv if _reads(c) & writes]
-        hyp = _hypothesis(tuple(inv)) if b is None else conj(S, inv)
-        parts = [hyp, f.enabled(), *f.side, z3.Not(conj(f.post, goal))] + (b.closure(S) if b else [])
+        if b is None:
+            hyp = _hypothesis(tuple(inv))
+            post = after(_hypothesis(tuple(goal)), S, f.post, writes)
+        else:
+            hyp, post = conj(S, inv), conj(f.post, goal)
+        parts = [hyp, f.enabled(), *f.side, z3.Not(post)] + (b.closure(S) if b else [])
         return parts, lambda m: step_cti(m, S, f.post, pa, p, _note(m, f.post, inv))
 
     return run_check(f"consecution:{pa.name}", build, fragment_of(inv), timeout)
 
 
-@lru_cache(maxsize=64)
+_STEPS: dict[int, tuple] = {}
+
+
+def _step(pa: PAction) -> tuple:
+    """(pre-state, parameters, firing, written symbols) of `pa` over the shared pre-state, built
+    once per action: every layer set's consecution query of the action reads the same step."""
+    got = _STEPS.get(id(pa))
+    if got is None or got[0] is not pa:
+        S = fresh_state("pre")
+        p = action_params(pa.name, pa, None)
+        f = pa.fire(S, p)
+        got = _STEPS[id(pa)] = (pa, S, p, f, {k for k in S.fns if f.post.fns[k] is not S.fns[k]})
+    return got[1:]
+
+
+def after(term: z3.BoolRef, pre: PState, post: PState, writes: set[str]) -> z3.BoolRef:
+    """`term` over `pre` read in `post`: each written symbol replaced by its updated value (a
+    declared function by the post-state's term over its arguments, a constant by its value)."""
+    funs, consts = [], []
+    for k in sorted(writes):
+        dom, _ = SYMBOLS[k]
+        if dom:
+            decl = pre.fns[k]
+            args = [z3.Var(i, d) for i, d in enumerate(dom)]
+            funs.append((decl, post.fns[k](*args)))
+        else:
+            consts.append((pre.fns[k](), post.fns[k]()))
+    out = z3.substitute_funs(term, *funs) if funs else term
+    return z3.substitute(out, *consts) if consts else out
+
+
+def _inv(s: PState, inv: Sequence[Conjunct], b: Bounded | None) -> z3.BoolRef:
+    """Inv over `s` (the pre-state): the shared cached term, or expanded over a bounded universe."""
+    return _hypothesis(tuple(inv)) if b is None else conj(s, inv)
+
+
+@lru_cache(maxsize=None)
+def _term(c: Conjunct) -> z3.BoolRef:
+    """A conjunct over the pre-state `fresh_state("pre")`, built once (same names, same Z3
+    symbols, so every query of every layer set shares it). Never inside a finite universe: the
+    quantifiers would be expanded over its elements."""
+    from . import encoding
+
+    assert not encoding._FINITE, "a cached term built inside a finite universe"
+    return c.fn(fresh_state("pre"))
+
+
+@lru_cache(maxsize=256)
 def _hypothesis(inv: tuple[Conjunct, ...]) -> z3.BoolRef:
-    """Inv over the pre-state `fresh_state("pre")`, built once per invariant (same names, same
-    Z3 symbols, so every consecution query can share the term)."""
-    return conj(fresh_state("pre"), inv)
+    """Inv over the pre-state, built once per invariant."""
+    return z3.And(*[_term(c) for c in inv])
 
 
 # ---- property checks --------------------------------------------------------------------------
@@ -103,8 +158,8 @@ def p1_holds(s: PState) -> z3.BoolRef:
 
 def implies_p1(inv: Sequence[Conjunct], timeout: float) -> Check:
     def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
-        S = fresh_state("imp")
-        return ([conj(S, inv), z3.Not(p1_holds(S))] + (b.closure(S) if b else []),
+        S = fresh_state("pre")
+        return ([_inv(S, inv, b), z3.Not(p1_holds(S))] + (b.closure(S) if b else []),
                 lambda m: state_cti(m, S, "a state of the invariant where P1 fails"))
 
     return run_check("implies-property", build, fragment_of(inv), timeout)
@@ -121,10 +176,10 @@ def implies_step(acts: list[PAction], inv: Sequence[Conjunct], claim: str, timeo
     checks = []
     for pa in watched:
         def build(b: Bounded | None, pa: PAction = pa) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
-            S = fresh_state("imp")
+            S = fresh_state("pre")
             p = action_params("imp", pa, b)
             f = pa.fire(S, p)
-            return ([conj(S, inv), f.enabled(), *f.side, z3.Not(f.claim(claim))] + (b.closure(S) if b else []),
+            return ([_inv(S, inv, b), f.enabled(), *f.side, z3.Not(f.claim(claim))] + (b.closure(S) if b else []),
                     lambda m: step_cti(m, S, f.post, pa, p, f"a step {pa.name} the invariant allows that breaks {claim}"))
 
         checks.append(run_check("implies-property", build, fragment_of(inv), timeout))
@@ -180,8 +235,25 @@ def _holds_class(s: PState, role: str, t: z3.ExprRef, cls: str) -> z3.BoolRef:
     return z3.Or(*out) if out else z3.BoolVal(False)
 
 
-def _can_move(s: PState, acts: list[PAction], role: str, t: z3.ExprRef) -> z3.BoolRef:
-    """Some step of t is enabled (the transitions are the definition's, so enabledness is exact)."""
+_MOVES: dict[tuple[int, str], tuple] = {}
+
+
+def _can_move(s: PState, acts: list[PAction], role: str, t: z3.ExprRef, shared: bool = False) -> z3.BoolRef:
+    """Some step of t is enabled (the transitions are the definition's, so enabledness is exact).
+    `shared`: `s` is the shared pre-state `fresh_state("pre")` outside a finite universe; the term
+    is then built once per action list and role, for a placeholder thread, and each use
+    substitutes its own thread (the deadlock queries ask it for every thread of 7 queries)."""
+    if not shared:
+        return _can_move_of(s, acts, role, t)
+    key = (id(acts), role)
+    got = _MOVES.get(key)
+    if got is None or got[0] is not acts:
+        t0 = z3.Const(f"mv!{role}", ROLE_SORT[role])
+        got = _MOVES[key] = (acts, t0, _can_move_of(s, acts, role, t0))
+    return z3.substitute(got[2], (got[1], t))
+
+
+def _can_move_of(s: PState, acts: list[PAction], role: str, t: z3.ExprRef) -> z3.BoolRef:
     opts = []
     for pa in acts:
         if pa.role != role or pa.kind in ("update_begin", "lookup_begin"):
@@ -201,14 +273,14 @@ def deadlock_checks(acts: list[PAction], inv: Sequence[Conjunct], timeout: float
 
     def builder(top: tuple[int, str] | None) -> Callable[[Bounded | None], tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]]:
         def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
-            S = fresh_state("dl")
-            parts = [conj(S, inv),
+            S = fresh_state("pre")
+            parts = [_inv(S, inv, b),
                      z3.Or(exists(Updater, lambda u: z3.Not(at(S, "updater", u, "idle"))),
                            exists(Lookup, lambda l: z3.Not(at(S, "lookup", l, "idle")))),
                      forall(Updater, lambda u: z3.Implies(z3.Not(at(S, "updater", u, "idle")),
-                                                          z3.Not(_can_move(S, acts, "updater", u)))),
+                                                          z3.Not(_can_move(S, acts, "updater", u, b is None)))),
                      forall(Lookup, lambda l: z3.Implies(z3.Not(at(S, "lookup", l, "idle")),
-                                                         z3.Not(_can_move(S, acts, "lookup", l))))]
+                                                         z3.Not(_can_move(S, acts, "lookup", l, b is None))))]
             above = CLASS_ORDER if top is None else CLASS_ORDER[top[0] + 1:]
             for c in above:
                 parts.append(z3.And(forall(Updater, lambda u, c=c: z3.Not(_holds_class(S, "updater", u, c))),
