@@ -148,7 +148,7 @@ def test_post_in_the_any_size_reading() -> None:
         (pa,) = [x for x in lt.build_lifecycle_actions(v) if x.kind == "dispatch_write"]
         S = lt.fresh_state("post")
         p = lt.lparams("post")
-        f = pa.fire(S, p)
+        f = pa.fire(S, p, claims=True)
         ins = Exists(c, lang.instruments(v, c, a))
         want = lt.open_expr(Implies(lang.ser_on(a), lang.rq(Var("k", lang.kernel)) if rq_pre else ins), S,
                             a=p.a, k=p.k)

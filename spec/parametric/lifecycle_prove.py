@@ -357,7 +357,7 @@ def implication(variant: str, prop: str, acts: list[LAction], inv: Sequence[LCon
         def build_s(b: LBounded | None, pa: LAction = pa) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
             S = fresh_state("imp")
             p = b.params("imp") if b else lparams(f"imp.{pa.name}")
-            f = pa.fire(S, p)
+            f = pa.fire(S, p, claims=True)
             return ([conj(S, inv), f.enabled(), *f.side, z3.Not(step_ok(prop, v, S, pa, p, f))] +
                     (b.closure(S) if b else []),
                     lambda m: step_cti(m, S, f.post, pa, p, variant, f"a step the invariant allows that breaks {prop}"))

@@ -21,6 +21,7 @@ from the earlier encoding the invariants are written in: `ex` -> `ser_ex`, `tpc`
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable
@@ -156,8 +157,10 @@ class LAction:
                 env[prm.name] = {"context": p.c, "agent": p.a, "kernel": p.k}[prm.sort.name]
         return env
 
-    def fire(self, s: PState, p: LParams) -> LFired:
-        f = READING.fire(self.defn, s.fns, self.env(p))
+    def fire(self, s: PState, p: LParams, claims: bool = False) -> LFired:
+        """The step from `s`; `claims`: with its step claims' conditions (`LFired.claim`), which
+        only the implication queries read (building them costs z3py terms on every firing)."""
+        f = READING.fire(self.defn if claims else _unclaimed(self.defn), s.fns, self.env(p))
         assert f.observe is not None
         return LFired(f.guards, f.side, PState(f.post), f.observe, tuple(f.checks))
 
@@ -168,6 +171,18 @@ class LAction:
     def keeps(self, s: PState, p: LParams, counter: str) -> z3.BoolRef:
         """This step keeps the abstracted `counter` equal to what it counts (Reading.keeps_count)."""
         return READING.keeps_count(self.defn, s.fns, self.env(p), counter)
+
+
+_UNCLAIMED: dict[int, tuple[Action, Action]] = {}  # id(action) -> (action, without its checks)
+
+
+def _unclaimed(act: Action) -> Action:
+    """The same step without its claims' conditions (guards, updates, observations unchanged);
+    by identity: expressions compare into trees, so actions are never compared with ==."""
+    got = _UNCLAIMED.get(id(act))
+    if got is None or got[0] is not act:
+        got = _UNCLAIMED[id(act)] = (act, dataclasses.replace(act, checks=()) if act.checks else act)
+    return got[1]
 
 
 def _per(act: Action) -> str:
