@@ -166,11 +166,11 @@ def _prebuild_v2(path: str) -> bool:
     h, bad = openworld_check.parse_header(text, 1)
     if h is not None:
         try:
-            openworld_check.reading(h.model, h.variant, h.meta.get("scope", ""))
+            openworld_check.reading(h.model, h.variant, h.scope)
             if openworld_check.ENGINE == "compiled":
                 from .owfast import program
 
-                program(h.model, h.variant, h.meta.get("scope", ""))
+                program(h.model, h.variant, h.scope)
         except Exception:  # noqa: BLE001 - the worker compiles it and reports what fails
             pass
     return True

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO, Iterator
 
 from lark import Lark, UnexpectedInput
 
-from spmcheck.spec.lang.openworld import Incremental, OAction, OpenWorld, World, render
+from spmcheck.spec.lang.openworld import Incremental, OAction, OpenWorld, World, as_set, render
 from spmcheck.spec.lang.syntax import SortDom, Var
 from spmcheck.spec.programs import definition
 from spmcheck.spec.variants import VARIANTS
@@ -28,7 +28,10 @@ from .sequence import Sequence
 MAX_PROBLEMS = 20
 MAX_DIGITS = 20
 DEADLOCK = "lock-order-acyclic"
-MODELS = ("core", "datapath")
+MODELS = ("core", "datapath", "lifecycle")
+# the lifecycle's scenario switches (spec.lifecycle.vocabulary.LConfig): which optional behaviours
+# the definition has (drain timeouts, deactivate, profile destroy). Not sizes; v1's defaults.
+LC_SWITCHES = (("timeouts", "1"), ("deactivate", "0"), ("destroy", "0"))
 _INT = re.compile(r"-?[0-9]+\Z")
 
 
@@ -45,6 +48,16 @@ def reading(model: str, variant: str, scope: str = "") -> OpenWorld:
         from spmcheck.spec.datapath.verdicts import trace_definition
 
         return OpenWorld(trace_definition(variant, scope))
+    if model == "lifecycle":
+        from spmcheck.spec.lifecycle.definition import definition as lc_definition
+        from spmcheck.spec.lifecycle.variants import LVARIANTS
+        from spmcheck.spec.lifecycle.vocabulary import LConfig
+
+        # `scope` is the switches as digits (timeouts, deactivate, destroy: Header2.scope); the
+        # sizes of LConfig only bound the finite model, which the open world drops
+        # (spec.lang.openworld.open_definition)
+        on = [c == "1" for c in (scope or "".join(v for _, v in LC_SWITCHES))]
+        return OpenWorld(lc_definition(LVARIANTS[variant], LConfig(timeouts=on[0], deactivate=on[1], destroy=on[2])))
     assert model == "core"
     return OpenWorld(definition(VARIANTS[variant]))
 
@@ -54,6 +67,10 @@ def _variants(model: str) -> list[str]:
         from spmcheck.spec.datapath.variants import DVARIANTS
 
         return list(DVARIANTS)
+    if model == "lifecycle":
+        from spmcheck.spec.lifecycle.variants import LVARIANTS
+
+        return list(LVARIANTS)
     return list(VARIANTS)
 
 
@@ -130,6 +147,14 @@ class Header2:
     meta: dict[str, str]
     line: int
 
+    @property
+    def scope(self) -> str:
+        """What the definition depends on besides the variant: the data path's scenario scope,
+        the lifecycle's switches as digits (`100`: timeouts on, deactivate and destroy off)."""
+        if self.model == "lifecycle":
+            return "".join(self.meta.get(k, d) for k, d in LC_SWITCHES)
+        return self.meta.get("scope", "")
+
 
 def parse_header(text: str, n: int) -> tuple[Header2 | None, Problem | None]:
     words = text.split()
@@ -157,6 +182,10 @@ def parse_header(text: str, n: int) -> tuple[Header2 | None, Problem | None]:
         if meta.get("scope") not in SCOPES:
             return None, Problem("TRC015", n, (text.find("scope=") + 7) if "scope=" in text else 1,
                                  f"a datapath v2 header needs scope=<one of: {', '.join(SCOPES)}>")
+    if model == "lifecycle":
+        for k, _ in LC_SWITCHES:
+            if meta.get(k, "0") not in ("0", "1"):
+                return None, Problem("TRC015", n, text.find(f"{k}=") + len(k) + 2, f"{k} must be 0 or 1")
     return Header2(model, variant, meta, n), None
 
 
@@ -268,11 +297,12 @@ class Replay:
 
     def _observed(self, a: OAction, ev: _Line, env: dict[str, Any]) -> tuple[Verdict, str, str, str, int] | None:
         for k, f in a.observe:
-            want = render(f(self.w, env))
+            val = f(self.w, env)
+            want = render(val)
             got = ev.keys.get(k)
             if got is None:
                 return (Verdict.MALFORMED, "TRC005", "", f"'{ev.kind}' must report {k}=", 1)
-            if got != want:
+            if got != want and not (isinstance(val, frozenset) and as_set(got) == val):
                 return (Verdict.DIVERGED, "CHK202", "", f"observed {k}={got}, the model computes {k}={want} "
                         f"(an impossible value is a divergence: {_what(a, k)})", ev.cols.get(k, 0) + len(k) + 1)
         return None
@@ -397,7 +427,7 @@ class V2Check:
         if bad is not None:
             self.problem(bad)
         self.header = h
-        self.rp: Any = Replay(reading(h.model, h.variant, h.meta.get("scope", ""))) if h is not None and \
+        self.rp: Any = Replay(reading(h.model, h.variant, h.scope)) if h is not None and \
             ENGINE == "interp" else None
         self.replaying = h is not None
         self.sq = Sequence()
@@ -408,7 +438,7 @@ class V2Check:
     def engine(self) -> Any:
         if self.rp is None and self.header is not None:
             h = self.header
-            self.rp = Replay(reading(h.model, h.variant, h.meta.get("scope", "")))
+            self.rp = Replay(reading(h.model, h.variant, h.scope))
         return self.rp
 
     def problem(self, p: Problem) -> None:

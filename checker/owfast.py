@@ -326,7 +326,7 @@ def run_compiled(chk: V2Check, stream: BinaryIO, n0: int) -> bool:
     definition has no compiled reading."""
     h = chk.header
     assert h is not None
-    scope = h.meta.get("scope", "")
+    scope = h.scope
     prog = program(h.model, h.variant, scope)
     if prog is None:
         return False

@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Iterable, Mapping
 
 from .syntax import (
+    TRUE,
     Action,
+    Agg,
     App,
     BoolDom,
     BoolParam,
@@ -35,6 +37,7 @@ from .syntax import (
     Every,
     Expr,
     Func,
+    Index,
     IntDom,
     IsAll,
     Lit,
@@ -48,6 +51,67 @@ from .syntax import (
     Var,
     lift,
 )
+
+INF = float("inf")  # a count whose body holds at the unnamed element: every unnamed one counts
+
+
+def open_definition(proto: Protocol) -> Protocol:
+    """The definition as the open world reads it: no sizes, so what bounds only the finite model
+    is dropped the way the any-size reading drops it. A `Protocol.bounds` condition (a counter
+    saturating at its finite top) reads as true; an `Action.any_size` conjunct (a finite cursor
+    or cap: "the next dispatch index", "registry ids left in the model") reads as its stated
+    replacement ("a dispatch not yet written"), since opaque ids have no index and a v2 header
+    declares no cap. Counters the any-size reading abstracts (`Protocol.abstractions`) are kept
+    as stored, as the finite reading keeps them. A definition without either is returned as is."""
+    if not proto.bounds and not any(a.any_size for a in proto.actions):
+        return proto
+    import dataclasses
+
+    bounds = proto.bounds
+    memo: dict[int, Expr] = {}
+
+    def rw(e: Any) -> Any:
+        if not isinstance(e, Expr):
+            return e
+        if id(e) in bounds:
+            return TRUE
+        got = memo.get(id(e))
+        if got is not None:
+            return got
+        out: Expr = e
+        if isinstance(e, Op):
+            args = tuple(rw(a) for a in e.args)
+            if any(x is not y for x, y in zip(args, e.args)):
+                out = Op(e.op, args)
+        elif isinstance(e, App):
+            args = tuple(rw(a) for a in e.args)
+            if any(x is not y for x, y in zip(args, e.args)):
+                out = App(e.func, args)
+        elif isinstance(e, (Quant, Agg)):
+            body = rw(e.body)
+            if body is not e.body:
+                out = type(e)(e.kind, e.var, body)
+        elif isinstance(e, Index):
+            el = rw(e.elem)
+            if el is not e.elem:
+                out = Index(el)
+        memo[id(e)] = out
+        return out
+
+    def up(u: Any) -> Any:
+        if isinstance(u, Every):
+            return Every(u.var, u.target, rw(lift(u.value)))
+        return (u[0], rw(lift(u[1])))
+
+    acts = []
+    for a in proto.actions:
+        relax = dict(a.any_size)
+        acts.append(dataclasses.replace(
+            a, select=tuple((k, rw(relax.get(k, x))) for k, x in a.select),
+            guard=tuple((k, rw(relax.get(k, x))) for k, x in a.guard),
+            updates=tuple(up(u) for u in a.updates), observe=tuple((k, rw(x)) for k, x in a.observe),
+            goto=rw(a.goto), checks=tuple((n, why, rw(x)) for n, why, x in a.checks)))
+    return dataclasses.replace(proto, actions=acts, bounds={})
 
 
 class Fresh:
@@ -240,7 +304,15 @@ class Compiler:
             return self._app(e)
         if isinstance(e, Quant):
             return self._quant(e)
+        if isinstance(e, Agg):
+            return self._agg(e)
+        if isinstance(e, Index):
+            raise NotImplementedError("an element's position is read only as a mutex owner, owner(e) = Index(e) + 1")
         assert isinstance(e, Op)
+        if _owner_of(e) is not None:
+            # owner(e): the open world stores the holding element itself (NOBODY stays 0), as
+            # the any-size reading's relation `held(e)` does; elements have no positions
+            return self.value(_owner_of(e))  # type: ignore[arg-type]
         return self._op(e)
 
     def _app(self, e: App) -> Fn:
@@ -377,6 +449,38 @@ class Compiler:
 
         return q
 
+    def _agg(self, e: Agg) -> Fn:
+        """`count`: how many elements satisfy the body (INF when the unnamed one does: every
+        element the trace never names counts); `mask`: the set of them (a frozenset: sets of ids
+        compare equal in any order). Only the candidates can differ from the unnamed element."""
+        var = e.var
+        body = self.value(e.body)
+        cand = self.candidates(e.body, var)
+        leafok = _leaf_filter(var.sort)
+        fresh = Fresh(var.sort.name, id(e))
+        n = var.name
+        count = e.kind == "count"
+
+        def agg(w: World, env: Env) -> Any:
+            inner = dict(env)
+            inner[n] = fresh
+            if body(w, inner):
+                if count:
+                    return INF
+                raise ValueError(f"mask over {var.sort.name}: the body holds for every unnamed element")
+            hit: set[Any] = set()
+            seen: set[Any] = set()
+            for c in cand(w, env):
+                if c in seen or not leafok(w, c):
+                    continue
+                seen.add(c)
+                inner[n] = c
+                if body(w, inner):
+                    hit.add(c)
+            return len(hit) if count else frozenset(hit)
+
+        return agg
+
     # ---- candidate sets ---------------------------------------------------------------------
     def candidates(self, e: Expr, x: Var) -> Callable[[World, Env], Iterable[Any]]:
         """A superset of the elements c where e[x := c] can differ from e[x := unnamed]: the
@@ -478,8 +582,8 @@ class Compiler:
             for pos, a in enumerate(app.args):
                 if isinstance(a, Var) and a.name == x.name:
                     getters.append(self._support_at(app, pos))
-            if isinstance(app.func.dom, SortDom) and app.func.dom.sort.contains(x.sort) or \
-                    isinstance(app.func.dom, SortDom) and x.sort.contains(app.func.dom.sort):
+            esort = _elem_sort(app.func)
+            if esort is not None and (esort.contains(x.sort) or x.sort.contains(esort)):
                 name = app.func.name
                 rec = self.record
 
@@ -526,6 +630,25 @@ class Compiler:
         return lambda w, env: w.t[name].support(pos, None)
 
 
+def _owner_of(e: Expr) -> Expr | None:
+    """e if `e` is owner(x) = Index(x) + 1 (the value of a mutex x holds), else None."""
+    if isinstance(e, Op) and e.op == "add" and isinstance(e.args[0], Index) and isinstance(e.args[1], Lit) \
+            and e.args[1].value == 1:
+        return e.args[0].elem
+    return None
+
+
+def _elem_sort(f: Func) -> Sort | None:
+    """The sort of the elements a function's values are (an element, or a mutex's holder)."""
+    from .syntax import OwnerDom
+
+    if isinstance(f.dom, SortDom):
+        return f.dom.sort
+    if isinstance(f.dom, OwnerDom) and f.dom.sort is not None:
+        return f.dom.sort
+    return None
+
+
 def _mentions(e: Expr, x: Var) -> bool:
     if isinstance(e, Var):
         return e.name == x.name
@@ -533,9 +656,11 @@ def _mentions(e: Expr, x: Var) -> bool:
         return any(_mentions(a, x) for a in e.args)
     if isinstance(e, Op):
         return any(_mentions(a, x) for a in e.args)
-    if isinstance(e, Quant):
+    if isinstance(e, (Quant, Agg)):
         return e.var.name != x.name and _mentions(e.body, x)
     if isinstance(e, Member):
+        return _mentions(e.elem, x)
+    if isinstance(e, Index):
         return _mentions(e.elem, x)
     return False
 
@@ -548,9 +673,11 @@ def _apps(e: Expr) -> Iterable[App]:
     elif isinstance(e, Op):
         for a in e.args:
             yield from _apps(a)
-    elif isinstance(e, Quant):
+    elif isinstance(e, (Quant, Agg)):
         yield from _apps(e.body)
     elif isinstance(e, Member):
+        yield from _apps(e.elem)
+    elif isinstance(e, Index):
         yield from _apps(e.elem)
 
 
@@ -581,7 +708,7 @@ def _same_app(a: Expr, b: Expr) -> bool:
 
 
 def _has_quant(e: Expr) -> bool:
-    if isinstance(e, Quant):
+    if isinstance(e, (Quant, Agg)):
         return True
     if isinstance(e, (Op, App)):
         return any(_has_quant(a) for a in e.args)
@@ -594,12 +721,12 @@ def _members(e: Expr) -> Iterable[Member]:
     elif isinstance(e, (Op, App)):
         for a in e.args:
             yield from _members(a)
-    elif isinstance(e, Quant):
+    elif isinstance(e, (Quant, Agg)):
         yield from _members(e.body)
 
 
 def _cost(e: Expr) -> int:
-    if isinstance(e, Quant):
+    if isinstance(e, (Quant, Agg)):
         return 100 + _cost(e.body)
     if isinstance(e, Op):
         return 1 + sum(_cost(a) for a in e.args)
@@ -650,7 +777,7 @@ class OpenWorld:
     """A definition compiled for the open world: match an event to its action, fire it."""
 
     def __init__(self, proto: Protocol) -> None:
-        self.proto = proto
+        self.proto = proto = open_definition(proto)
         c = self.c = Compiler(proto)
         self.actions: list[OAction] = [self._action(a) for a in proto.actions]
         self.by: dict[tuple[str, str, str], list[OAction]] = {}
@@ -796,6 +923,8 @@ def render(v: Any) -> str:
         return "1" if v else "0"
     if v is None:
         return "none"
+    if isinstance(v, frozenset):  # a mask: its elements in any order; the empty set is `none`
+        return ",".join(sorted(map(str, v))) if v else "none"
     return str(v)
 
 
@@ -803,6 +932,16 @@ def _order(x: Any) -> tuple[int, str]:
     """A total order on elements of any sort (ids are strings; the unnamed ones sort first), so
     that the element a failing claim names does not depend on set iteration order."""
     return (0, repr(x)) if isinstance(x, Fresh) else (1, str(x))
+
+
+def as_set(text: str) -> frozenset[str] | None:
+    """The set a mask observation writes (`gpu3,gpu0`, `none` for the empty set); None if it
+    names an element twice or an empty one."""
+    if text == "none":
+        return frozenset()
+    parts = text.split(",")
+    got = frozenset(parts)
+    return None if "" in got or len(got) != len(parts) else got
 
 
 class Incremental:

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 from .finite import Compiler as _FoldCompiler
 from .finite import _Fold
-from .openworld import Fresh, _one_of, render
+from .openworld import INF, Fresh, _one_of, _owner_of, as_set, render
 from .syntax import (
     Action,
     Agg,
@@ -90,6 +90,8 @@ def kind_of(e: Expr) -> str:
     if isinstance(e, Lit):
         v = e.value
         return "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "label"
+    if isinstance(e, Agg):
+        return "int" if e.kind == "count" else "set"
     if isinstance(e, App):
         d = e.func.dom
         return ("bool" if isinstance(d, BoolDom) else "int" if isinstance(d, IntDom)
@@ -112,11 +114,14 @@ def expected(kind: str, got: str) -> Any:
         return True if got == "1" else False if got == "0" else IMPOSSIBLE
     if kind == "int":
         return int(got) if _INT.match(got) else IMPOSSIBLE
+    if kind == "set":
+        s = as_set(got)
+        return IMPOSSIBLE if s is None else s
     return got  # labels compare as text; elements through render()
 
 
 def _cost(e: Expr) -> int:
-    if isinstance(e, Quant):
+    if isinstance(e, (Quant, Agg)):
         return 100 + _cost(e.body)
     if isinstance(e, (Op, App)):
         return 1 + sum(_cost(a) for a in e.args)
@@ -128,9 +133,9 @@ def _mentions(e: Expr, name: str) -> bool:
         return e.name == name
     if isinstance(e, (App, Op)):
         return any(_mentions(a, name) for a in e.args)
-    if isinstance(e, Quant):
+    if isinstance(e, (Quant, Agg)):
         return e.var.name != name and _mentions(e.body, name)
-    if isinstance(e, Member):
+    if isinstance(e, (Member, Index)):
         return _mentions(e.elem, name)
     return False
 
@@ -140,8 +145,9 @@ def _mentions(e: Expr, name: str) -> bool:
 
 @dataclass(frozen=True)
 class _Atom:
-    kind: str  # "win" (pc in labels) | "scope" (x in a scope param) | "cell" (a boolean cell) | "union"
+    kind: str  # "win" (pc in labels) | "scope" (x in a scope param) | "cell" (f(.., x) != value) | "union"
     app: App | None = None
+    value: Any = False  # "cell": the function's initial value; only cells can differ from it
     labels: frozenset[str] = frozenset()
     scope: str = ""
     parts: tuple["_Atom", ...] = ()
@@ -169,7 +175,9 @@ class _Atoms:
                 return self.if_false(e.args[0])
             if e.op == "eq" and isinstance(e.args[0], App) and isinstance(e.args[1], Lit) \
                     and isinstance(e.args[1].value, str):
-                return self._win(e.args[0], frozenset([e.args[1].value]))
+                return self._win(e.args[0], frozenset([e.args[1].value])) or self._cell(e.args[0], e.args[1], False)
+            if e.op in ("eq", "ne") and isinstance(e.args[0], App) and isinstance(e.args[1], Lit):
+                return self._cell(e.args[0], e.args[1], e.op == "ne")
             return []
         if isinstance(e, Member) and isinstance(e.elem, Var) and e.elem.name == x.name:
             return [_Atom("scope", scope=e.scope.name)]
@@ -190,11 +198,27 @@ class _Atoms:
                 return [k for a in e.args for k in self.if_false(a)]
             if e.op == "implies":
                 return self.if_true(e.args[0]) + self.if_false(e.args[1])
+            if e.op in ("eq", "ne") and isinstance(e.args[0], App) and isinstance(e.args[1], Lit):
+                return self._cell(e.args[0], e.args[1], e.op == "eq")
             if e.op == "and":
                 per = [self.if_false(a) for a in e.args]
                 if per and all(per):
                     return [_Atom("union", parts=tuple(p[0] for p in per))]
         return []
+
+    def _cell(self, app: App, lit: Lit, at_init: bool) -> list[_Atom]:
+        """`f(.., x) == lit` holding with lit != init (at_init False), or `f(.., x) != lit` with
+        lit == init (at_init True), implies f(.., x) != init: only x with a cell (when the row's
+        default is init) can satisfy it."""
+        x, f = self.x, app.func
+        if isinstance(f.dom, SortDom) or not app.args or not isinstance(app.args[-1], Var) \
+                or app.args[-1].name != x.name or any(_mentions(a, x.name) for a in app.args[:-1]):
+            return []
+        init = _init(f)
+        v = lit.value
+        if type(v) is not type(init) or (v == init) != at_init:
+            return []
+        return [_Atom("cell", app=app, value=init)]
 
     def _win(self, app: App, labels: frozenset[str]) -> list[_Atom]:
         f = app.func
@@ -240,9 +264,14 @@ class Src(_FoldCompiler):
             return self.g.read(e.func, [self.expr(a) for a in e.args])
         if isinstance(e, Quant):
             return self.g.quant(e, self.env)
-        if isinstance(e, (Agg, Index)):
-            raise NotCompilable("count/mask/index belong to the finite readings")
+        if isinstance(e, Agg):
+            return self.g.agg(e, self.env)
+        if isinstance(e, Index):
+            raise NotCompilable("an element's position is read only as a mutex owner, owner(e) = Index(e) + 1")
         assert isinstance(e, Op)
+        own = _owner_of(e)
+        if own is not None:
+            return self.expr(own)  # owner(e): the holding element itself (spec.lang.openworld)
         if e.op == "or":
             one = _one_of(e)
             if one is not None:
@@ -401,14 +430,14 @@ class Gen:
         named = self.named(x.sort)
         if len(a.app.args) == 1:
             if f.name in self.row_written:
-                return f"(C_{f.name} if not D_{f.name} else {named})"
+                return f"(C_{f.name} if D_{f.name} == {a.value!r} else {named})"
             return f"C_{f.name}"
         c = Src(self, env)
         pre = [c.expr(y) for y in a.app.args[:-1]]
         if any(self.is_fresh(y) for y in pre):
             return "()"
         r = f"_r{next(self.counter)}"
-        return (f"(({r}[1] if not {r}[0] else {named}) if ({r} := R_{f.name}.get({self.prefix(pre)})) "
+        return (f"(({r}[1] if {r}[0] == {a.value!r} else {named}) if ({r} := R_{f.name}.get({self.prefix(pre)})) "
                 f"is not None else ())")
 
     def role_ok(self, x: Var, var: str) -> str:
@@ -439,6 +468,37 @@ class Gen:
         if not live:
             return "True"
         return "(not (" + " or ".join(f"C_{n}" for n in live) + "))"
+
+    def agg(self, e: Agg, env: dict[str, _Fold]) -> _Fold:
+        """count / mask over the candidates where the body can hold (a set comprehension: each
+        element once); INF, or the unnamed representative in the mask, when it holds unnamed."""
+        x = e.var
+        count = e.kind == "count"
+        free = sorted(k for k, v in env.items() if not v.known and not self.is_fresh(v) and k != x.name)
+        inner = {k: env[k] for k in env if k != x.name}
+        fr = self.fresh(x.sort)
+        at_fresh = Src(self, {**inner, x.name: fr}).expr(e.body)
+        loopvar = _v(x.name)
+        at_x = Src(self, {**inner, x.name: _Fold(src=loopvar)}).expr(e.body)
+        self.consts["_INF"] = INF
+        everyone = "_INF" if count else f"frozenset([{fr.src}])"
+        if at_fresh.known and at_fresh.lit:
+            return _Fold(src=everyone)
+        if at_x.known and not at_x.lit:
+            return _Fold(0 if count else frozenset())
+        name = f"_a{next(self.counter)}"
+        params = ", ".join(env[k].src for k in free)  # type: ignore[misc]
+        lines = [f"def {name}({params}):"]
+        if not at_fresh.known:
+            lines.append(f"    if {at_fresh.src}:")
+            lines.append(f"        return {everyone}")
+        cands, exact = self.cands(e.body, x, False, inner)
+        rok = "" if exact else self.role_ok(x, loopvar)
+        cond = (rok + " and " if rok else "") + at_x.text()
+        lines.append(f"    _cands = {cands}")  # (an assignment expression may not stand in a comprehension's iterable)
+        lines.append(f"    return {'len' if count else 'frozenset'}({{{loopvar} for {loopvar} in _cands if {cond}}})")
+        self.helpers.append("\n".join(lines))
+        return _Fold(src=f"{name}({params})")
 
     def quant(self, e: Quant, env: dict[str, _Fold]) -> _Fold:
         x = e.var
@@ -527,9 +587,9 @@ def _reads(e: Expr, out: list[_Read]) -> None:
     elif isinstance(e, Op):
         for a in e.args:
             _reads(a, out)
-    elif isinstance(e, Quant):
+    elif isinstance(e, (Quant, Agg)):
         _reads(e.body, out)
-    elif isinstance(e, Member):
+    elif isinstance(e, (Member, Index)):
         _reads(e.elem, out)
 
 
