@@ -1,7 +1,7 @@
 """Checker throughput: the compiled engine, the interpreter and v1, next to the floors, same files.
 
     python bench/openworld.py [--runs 3] [--events 100000,1000000] [--huge] [--interp-max 100000]
-                              [--small 2,2,2] [--large 8,16,48]
+                              [--small 2,2,2] [--large 8,16,48] [--lifecycle 1000000] [--only-lifecycle]
 
 For each system size (agents, updaters, lookups: 2 agents / 4 threads and 8 agents / 64 threads)
 and each length, a run of the final design is simulated once (checker/simulate_v2.py, cached
@@ -14,6 +14,12 @@ runs, interleaved so that a change of load hits every reader alike; CPU seconds 
 Printed: events/s, the ratio to the `str.split` floor of the same file in the same round, peak MiB;
 then cost per event of the large size over the small one (issue 10: <= 1.5) and peak memory of
 the longest run over the shortest (issue 14: within 10 %).
+
+The lifecycle (issue 10: "8 agents, 64 threads, 16 contexts and 1 M dispatches"): a run of
+`final` with --lifecycle dispatches (default 1 M, about 4 M events: write, submit, exit and
+signal per dispatch, plus the tool threads' calls) by 16 tool, 40 dispatch and 8 completion
+threads over 8 agents and 16 contexts (`generate_lifecycle`, cached), read by the floors and the
+compiled engine (and the interpreter up to --interp-max events), the same way.
 """
 from __future__ import annotations
 
@@ -46,6 +52,46 @@ def trace(a: int, u: int, l: int, events: int) -> Path:
         p.with_suffix(".tmp").rename(p)
         print(f"  (simulated {p.name} in {time.perf_counter() - t0:.0f} s)", flush=True)
     return p
+
+
+LC_SIZE = dict(agents=8, contexts=16, tools=16, dispatchers=40, completers=8)
+
+
+def lc_trace(dispatches: int) -> Path:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    p = CACHE / f"final-lc-v2-a8-c16-t64-{dispatches}.log"
+    if not p.exists():
+        sys.path.insert(0, str(ROOT))
+        from spmcheck.checker.simulate_v2 import generate_lifecycle
+
+        t0 = time.perf_counter()
+        with open(p.with_suffix(".tmp"), "w") as f:
+            for ln in generate_lifecycle("final", dispatches=dispatches, seed=7, tool_share=0.01, **LC_SIZE):
+                f.write(ln + "\n")
+        p.with_suffix(".tmp").rename(p)
+        print(f"  (simulated {p.name} in {time.perf_counter() - t0:.0f} s)", flush=True)
+    return p
+
+
+def bench_lifecycle(runs: int, dispatches: int, interp_max: int) -> None:
+    p = lc_trace(dispatches)
+    with open(p) as f:
+        events = sum(1 for _ in f) - 2
+    readers = ["read", "split", "compiled"] + (["interp"] if events <= interp_max else [])
+    got: dict[str, list[dict[str, float]]] = {r: [] for r in readers}
+    for _ in range(runs):
+        for r in readers:
+            got[r].append(measure(p, r))
+    split = statistics.median(m["n"] / m["cpu"] for m in got["split"])
+    label = f"lifecycle 8a/16c/64t"
+    for r in readers:
+        rate = statistics.median(m["n"] / m["cpu"] for m in got[r])
+        rss = statistics.median(m["rss"] for m in got[r])
+        name = {"read": "floor: for line in f", "split": "floor: str.split", "compiled": "compiled (default)",
+                "interp": "interpreter"}[r]
+        print(f"{label:<20} {events:>9} {name:<22} {rate / 1e3:>8.0f} {rate / split:>8.2f} {rss:>9.0f}  "
+              f"{got[r][0]['verdict']}", flush=True)
+    print(f"   ({dispatches} dispatches, {events} events)")
 
 
 def as_v1(p: Path, a: int, u: int, l: int) -> Path:
@@ -175,11 +221,19 @@ def main() -> None:
     ap.add_argument("--interp-max", type=int, default=100_000, help="longest run the interpreter reads")
     ap.add_argument("--small", default="2,2,2", help="agents,updaters,lookups (default 2,2,2: 4 threads)")
     ap.add_argument("--large", default="8,16,48", help="agents,updaters,lookups (default 8,16,48: 64 threads)")
+    ap.add_argument("--lifecycle", type=int, default=1_000_000, help="lifecycle dispatches (0: no lifecycle run)")
+    ap.add_argument("--only-lifecycle", action="store_true", help="just the lifecycle run")
     args = ap.parse_args()
     sizes = [int(x) for x in args.events.split(",")] + ([10_000_000] if args.huge else [])
     systems = [("small", tuple(int(x) for x in args.small.split(","))),
                ("large", tuple(int(x) for x in args.large.split(",")))]
-    bench(args.runs, sizes, args.interp_max, systems)  # type: ignore[arg-type]
+    if not args.only_lifecycle:
+        bench(args.runs, sizes, args.interp_max, systems)  # type: ignore[arg-type]
+    elif args.lifecycle:
+        print(f"== checker: events/s vs the floors on the same file (median of {args.runs}; CPU time) ==")
+        print(f"   {machine()}")
+    if args.lifecycle:
+        bench_lifecycle(args.runs, args.lifecycle, args.interp_max)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ from spmcheck.spec.lang.openworld import World
 from spmcheck.spec.lang.owcompile import NotCompilable, Program, expected
 
 from .lockgraph import LockGraph
-from .openworld_check import DEADLOCK, Replay, V2Check, _Line, parse_fast, reading
+from spmcheck.spec.lang.syntax import Var
+
+from .openworld_check import DEADLOCK, Replay, V2Check, _Line, _norm, parse_fast, reading
 from .parse import MAX_LINE, LineError, read_lines
 from .results import Verdict
 
@@ -44,9 +46,23 @@ def program(model: str, variant: str, scope: str = "") -> Program | None:
 
 
 class _Disp(dict):  # type: ignore[type-arg]
-    """rest-of-line text -> compiled call, for one (role, label)."""
+    """rest-of-line text -> compiled call, for one (role, label); `shapes`: the text with its
+    element-valued keys' values left out (see FastRun.shape) -> a call taking those values."""
 
-    __slots__ = ("role", "label")
+    __slots__ = ("role", "label", "shapes")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shapes: dict[str, Callable[[str, list[str]], Any]] = {}
+
+
+class _Hole:
+    """The value of an element-valued key, filled in per line (a shape's call)."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i: int) -> None:
+        self.i = i
 
 
 class _Tables(dict):  # type: ignore[type-arg]
@@ -77,6 +93,28 @@ class FastRun:
         self.interp: Replay | None = None  # set after a disagreement: the interpreter goes on
         self.index = {id(a): i for i, a in enumerate(self.ow.actions)}
         self.init = {role: str(f.init) for role, f in self.ow.proto.pc.items()}
+        # event kind -> keys that every action of that kind binds to an element parameter (a
+        # dispatch id, a context): a line with a new id then reuses the call resolved for its shape
+        holes: dict[str, set[str] | None] = {}
+        for oa in self.ow.actions:
+            ks = {k for k, v in oa.defn.static if isinstance(v, Var)}
+            prev = holes.get(oa.kind, ks)
+            holes[oa.kind] = None if prev is None else prev & ks
+        self.holes = {k: frozenset(v) for k, v in holes.items() if v}
+
+    def shape(self, rest: str) -> tuple[str, list[str]] | None:
+        """`rest` with the values of its element-valued keys cut out, and those values."""
+        words = rest.split(" ")
+        hk = self.holes.get(words[0])
+        if hk is None:
+            return None
+        vals = []
+        for j in range(1, len(words)):
+            k, eq, v = words[j].partition("=")
+            if k in hk and eq:
+                vals.append(_norm(v) if v[-1:].isdigit() else v)
+                words[j] = k + "=\0"
+        return (" ".join(words), vals) if vals else None
 
     # ---- resolving an event body once ----
     def resolve(self, role: str, label: str, kind: str, keys: dict[str, str]) -> Callable[[str], Any] | None:
@@ -94,6 +132,25 @@ class FastRun:
         for oa in cands:
             env: dict[str, Any] = {oa.defn.thread.name: marker}
             if not ow.bind(oa, keys, env):
+                continue
+            if any(isinstance(v, _Hole) for v in env.values()):
+                ca = self.prog.actions[self.index[id(oa)]]
+                obs = [expected(kind_, keys[k]) for k, kind_ in ca.obs if k in keys]
+                if len(obs) != len(ca.obs) or sum(v is marker for v in env.values()) > 1:
+                    continue  # a missing observation (the interpreter reports it), or an implied key too
+                for p in oa.defn.params:
+                    v = env.get(p.name)
+                    s = self.named.get(p.sort.name) if hasattr(p, "sort") else None
+                    if s is not None and isinstance(v, frozenset):
+                        s.update(v)
+                    elif s is not None and isinstance(v, str):
+                        s.add(v)
+                args = [env[n] for n in ca.args]
+                holes = tuple((i, a.i) for i, a in enumerate(args) if isinstance(a, _Hole))
+                sorts = {p.name: p.sort.name for p in oa.defn.params if hasattr(p, "sort")}
+                named = tuple(self.named.get(sorts.get(n, ""), set()) for i, n in enumerate(ca.args)
+                              if isinstance(args[i], _Hole))
+                calls.append(functools.partial(_with_holes, self.fns[ca.index], tuple(args), holes, tuple(obs), named))
                 continue
             ca = self.prog.actions[self.index[id(oa)]]
             obs = []
@@ -131,9 +188,9 @@ class FastRun:
             return calls[0]
         cs = tuple(calls)
 
-        def first(t: str) -> Any:
+        def first(t: str, *vals: Any) -> Any:
             for c in cs:
-                r = c(t)
+                r = c(t, *vals)
                 if r is not None:
                     return r
             return None
@@ -158,6 +215,20 @@ class FastRun:
         words = text.split()
         key = text.split(" ", 2)[2] if " ".join(words) == text and len(words) >= 3 else None
         g = d.get(key) if key is not None else None
+        sh = self.shape(key) if g is None and key is not None else None
+        if sh is not None:
+            g0 = d.shapes.get(sh[0])
+            if g0 is None:
+                ks = dict(ev.keys)
+                for i, k in enumerate(k for k in ev.keys if ks[k] is not None and f" {k}=\0" in " " + sh[0]):
+                    ks[k] = _Hole(i)  # type: ignore[assignment]
+                g0 = self.resolve(role, d.label, ev.kind, ks)
+                if g0 is not None:
+                    if len(d.shapes) >= CACHE:
+                        d.shapes.clear()
+                    d.shapes[sh[0]] = g0
+            if g0 is not None:
+                g = functools.partial(_shaped, g0, sh[1])
         if g is None:
             g = self.resolve(role, d.label, ev.kind, ev.keys)
             if g is not None and key is not None:
@@ -356,6 +427,7 @@ def _fast(chk: V2Check, eng: FastRun, lines: list[str], i: int, n: int) -> int:
     """Replay lines[i:] while they take the fast path; the index of the first one that does not
     (lines[i] is line n + 1)."""
     where, last, sq = eng.where, eng.last, chk.sq
+    shape = eng.shape
     exp = sq.expect
     exp_s = str(exp)
     events = chk.events
@@ -371,10 +443,19 @@ def _fast(chk: V2Check, eng: FastRun, lines: list[str], i: int, n: int) -> int:
             break
         g = d.get(sp[2])
         if g is None:
-            break
-        n += 1
-        j += 1
-        r = g(t)
+            sh = shape(sp[2])
+            if sh is None:
+                break
+            g0 = d.shapes.get(sh[0])
+            if g0 is None:
+                break
+            n += 1
+            j += 1
+            r = g0(t, sh[1])
+        else:
+            n += 1
+            j += 1
+            r = g(t)
         if r is True:
             last[t] = (n, text)
             exp += 1
@@ -407,6 +488,20 @@ def _fast(chk: V2Check, eng: FastRun, lines: list[str], i: int, n: int) -> int:
         sq.last, sq.expect = exp - 1, exp
         chk.events, chk.last_line = events, last_line
     return j
+
+
+def _with_holes(fn: Any, args: tuple, holes: tuple, obs: tuple, named: tuple, t: str, vals: list[str]) -> Any:
+    """Call a compiled step whose element parameters at `holes` are this line's values."""
+    full = list(args)
+    for (i, h), s in zip(holes, named):
+        v = vals[h]
+        full[i] = v
+        s.add(v)
+    return fn(*full, *obs, t)
+
+
+def _shaped(g0: Any, vals: list[str], t: str) -> Any:
+    return g0(t, vals)
 
 
 def _as_thread(fn: Any, args: tuple, mine: tuple, obs: tuple, named: tuple, t: str) -> Any:

@@ -6,7 +6,10 @@
   convert_lifecycle.py), gets the v1 verdict and first failing line from both engines, for every
   property that is a claim of the definition (`Protocol.claims`, `Action.checks`: read
   generically, so a property that becomes a claim is compared from then on);
-* the same on seeded random walks of the fixed-size model, final and known-bad variants.
+* the same on seeded random walks of the fixed-size model, final and known-bad variants;
+* the v2 simulator (checker/simulate_v2.py `generate_lifecycle`): runs of final are accepted by
+  both engines, also at 8 agents / 16 contexts / 64 threads, and every known-bad variant whose
+  expected violations include a claim of the definition is rejected in some of its runs.
 """
 from __future__ import annotations
 
@@ -22,10 +25,12 @@ from spmcheck.checker.convert_lifecycle import convert_text
 from spmcheck.checker.replay import check_path
 from spmcheck.checker.results import FileResult, Verdict
 from spmcheck.checker.simulate import walk
+from spmcheck.checker.simulate_v2 import generate_lifecycle
 from spmcheck.spec.events import render_event
 from spmcheck.spec.lang.openworld import OpenWorld, open_definition
 from spmcheck.spec.lang.syntax import BOOL, NOBODY, Builder, Count, EnumDom, IntDom, Ite, Mask, Var, owner, owner_dom
 from spmcheck.spec.lifecycle.definition import definition
+from spmcheck.spec.lifecycle.expected import VIOLATED
 from spmcheck.spec.lifecycle.model import LifecycleModel
 from spmcheck.spec.lifecycle.properties import LPROPERTIES
 from spmcheck.spec.lifecycle.trace import config_of, header_for
@@ -205,3 +210,68 @@ def test_random_walk_v1_v2(variant: str, seed: int, tmp_path: Path) -> None:
     want = _expected(v1, variant)
     interp, compiled = _both(v2)
     assert interp == compiled == want, (variant, seed, want, interp, compiled)
+
+
+# ---- the v2 simulator ----------------------------------------------------------------------------
+
+
+def _simulated(tmp_path: Path, variant: str, seed: int, **size: int) -> Path:
+    p = tmp_path / f"{variant}-{seed}.log"
+    p.write_text("\n".join(generate_lifecycle(variant, seed=seed, **size)) + "\n")
+    return p
+
+
+SMALL = dict(agents=2, contexts=2, tools=3, dispatchers=1, completers=1, dispatches=150, tool_share=0.3)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_simulated_final_accepted(seed: int, tmp_path: Path) -> None:
+    p = _simulated(tmp_path, "final", seed, **SMALL)
+    assert _both(p) == (("accepted", 0, ""),) * 2
+
+
+def test_simulated_final_at_scale(tmp_path: Path) -> None:
+    """8 agents, 16 contexts, 64 threads (16 tool, 40 dispatch, 8 completion): ids and thread
+    counts no v1 header can declare; the million-dispatch run is bench/openworld.py's."""
+    p = _simulated(tmp_path, "final", 3, agents=8, contexts=16, tools=16, dispatchers=40, completers=8,
+                   dispatches=3000, tool_share=0.1)
+    text = p.read_text()
+    threads = {ln.split()[1] for ln in text.splitlines()[1:-1]}
+    assert len(threads) == 64 and "spm_enable" in text and "slot_clear" in text
+    r = _v2(p, "compiled")
+    assert (r.verdict, r.events) == (Verdict.ACCEPTED, len(text.splitlines()) - 2), r.message
+
+
+BAD = sorted({v for v, prop in VIOLATED if prop in _claims(v) and LVARIANTS[v].known_bad})
+
+
+@pytest.mark.parametrize("variant", BAD)
+def test_simulated_known_bad_rejected(variant: str, tmp_path: Path) -> None:
+    """Some seed of eight is rejected, for a claim the variant is expected to break."""
+    want = {prop for v, prop in VIOLATED if v == variant} & _claims(variant)
+    for seed in range(1, 9):
+        r = _v2(_simulated(tmp_path, variant, seed, **SMALL), "compiled")
+        if r.verdict is Verdict.VIOLATED:
+            assert r.prop in want, (seed, r.prop, r.message)
+            return
+    pytest.fail(f"{variant}: accepted in 8 of 8 runs")
+
+
+CEX = sorted((v, prop) for v, prop in VIOLATED if prop in _claims(v))
+
+
+@pytest.mark.parametrize("variant, prop", CEX)
+def test_cex_v2_rejected_at_v1_step(variant: str, prop: str, tmp_path: Path) -> None:
+    """`spmcheck cex --model lifecycle` (the stored counterexample) rewritten as v2 is rejected
+    by both engines for the same property at the same line as the v1 trace."""
+    from spmcheck.spec.lifecycle.prove import prove_variant
+    from spmcheck.spec.lifecycle.trace import cex_trace
+
+    (r,) = prove_variant(variant, [prop], LConfig(), 60, certs="use")
+    v1 = tmp_path / "cex-v1.log"
+    v1.write_text(cex_trace(r, LConfig()))
+    got = check_path(str(v1), only=prop)
+    assert got.verdict is Verdict.VIOLATED and got.prop == prop
+    v2 = tmp_path / "cex-v2.log"
+    v2.write_text(convert_text(v1.read_text()))
+    assert _both(v2) == (("violated", got.line, prop),) * 2

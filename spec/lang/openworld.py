@@ -172,6 +172,7 @@ class Table:
                 old = cells.pop(k)
                 self.log.append((self.name, p, k, old, v))
                 self.log.append(("#supp", self.name))
+                self.log.append(("#suppr", self.name, p))
                 if bv is not None:
                     bv[old].discard(k)
                     self.log.append(("#val", self.name, old))
@@ -182,6 +183,7 @@ class Table:
             if old != v:
                 if k not in cells:
                     self.log.append(("#supp", self.name))
+                    self.log.append(("#suppr", self.name, p))
                 cells[k] = v
                 self.log.append((self.name, p, k, old, v))
                 if bv is not None:
@@ -204,6 +206,7 @@ class Table:
             self.rows[p] = [default, kept]
         self.log.append((self.name, p))
         self.log.append(("#supp", self.name))
+        self.log.append(("#suppr", self.name, p))
         if self.by_value is not None:  # rebuilt (a row write of a program counter does not occur)
             self.by_value = {}
             for k, v in kept.items():
@@ -586,8 +589,18 @@ class Compiler:
             if esort is not None and (esort.contains(x.sort) or x.sort.contains(esort)):
                 name = app.func.name
                 rec = self.record
+                at = None if any(_mentions(a, x) for a in app.args) else self.value(app)
 
-                def values(w: World, env: Env, name: str = name, rec: bool = rec) -> Collection[Any]:
+                def values(w: World, env: Env, name: str = name, rec: bool = rec, at: Fn | None = at) -> Collection[Any]:
+                    if at is not None:
+                        # arguments bound here (`da(k) == x` at the dispatch k): that one value, not
+                        # every value the function holds (which grows with the run)
+                        try:
+                            v = at(w, env)
+                        except KeyError:  # an argument bound by a quantifier inside: every value
+                            pass
+                        else:
+                            return () if v is None else (v,)
                     if rec:
                         w.reads.append(("#supp", name))
                     return {v for _, v in w.t[name].items()}
@@ -606,6 +619,22 @@ class Compiler:
         if not self.record:
             return inner
         key = ("#supp", app.func.name)
+        if pos == len(app.args) - 1:
+            # the cells of one row: depend on that row's support only (`pk(k, c)` over c at one
+            # dispatch k), not on the function's, which every other dispatch's write changes
+            name = app.func.name
+            pf = [self.value(a) for a in app.args[:-1]]
+
+            def row(w: World, env: Env) -> Collection[Any]:
+                try:
+                    p = tuple(f(w, env) for f in pf)
+                except KeyError:
+                    w.reads.append(key)
+                    return inner(w, env)
+                w.reads.append(("#suppr", name, p))
+                return inner(w, env)
+
+            return row
 
         def recorded(w: World, env: Env) -> Collection[Any]:
             w.reads.append(key)
@@ -1027,6 +1056,30 @@ class Incremental:
         self.known |= new
         return new
 
+    def _entered(self, w: World, log: list[tuple[Any, ...]]) -> set[Any]:
+        """Elements that may have entered the candidate set with this event's writes. A support
+        gains an element only through a write that names it (a cell's key or row prefix, a row's
+        cells, an element-valued cell's value), so those are enough: recomputing the whole set
+        would cost what the run has named so far (every dispatch), per event. Elements of other
+        sorts among them are evaluated too, harmlessly: one with no state is the unnamed one."""
+        out: set[Any] = set()
+        for k in log:
+            if len(k) == 5:
+                out.update(k[1])
+                out.add(k[2])
+                for v in (k[3], k[4]):
+                    if isinstance(v, str):
+                        out.add(v)
+            elif len(k) == 2 and not k[0].startswith("#"):
+                out.update(k[1])
+                r = w.t[k[0]].rows.get(k[1])
+                if r is not None:
+                    out.update(r[1])
+        out.discard(None)
+        new = out - self.known
+        self.known |= new
+        return new
+
     def after(self, w: World, log: list[tuple[Any, ...]]) -> Any:
         """After an event whose writes are `log`: the failing element, or None."""
         dirty: set[Any] = set()
@@ -1051,7 +1104,7 @@ class Incremental:
             return None if self._eval(w, None) else True
         if self._TOP in dirty:
             dirty.discard(self._TOP)
-            dirty |= self._candidates(w)
+            dirty |= self._entered(w, log)
         for x in sorted(dirty, key=_order):  # the failing element named is the least, whatever the hash seed
             if not self._eval(w, x):
                 return x

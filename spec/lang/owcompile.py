@@ -146,7 +146,9 @@ def _mentions(e: Expr, name: str) -> bool:
 @dataclass(frozen=True)
 class _Atom:
     kind: str  # "win" (pc in labels) | "scope" (x in a scope param) | "cell" (f(.., x) != value) | "union"
+    # | "eqv" (x == an expression not naming x: that one value)
     app: App | None = None
+    expr: Expr | None = None
     value: Any = False  # "cell": the function's initial value; only cells can differ from it
     labels: frozenset[str] = frozenset()
     scope: str = ""
@@ -178,6 +180,10 @@ class _Atoms:
                 return self._win(e.args[0], frozenset([e.args[1].value])) or self._cell(e.args[0], e.args[1], False)
             if e.op in ("eq", "ne") and isinstance(e.args[0], App) and isinstance(e.args[1], Lit):
                 return self._cell(e.args[0], e.args[1], e.op == "ne")
+            if e.op == "eq":
+                for a, b in (e.args, e.args[::-1]):
+                    if isinstance(a, Var) and a.name == x.name and not isinstance(b, Lit) and not _mentions(b, x.name):
+                        return [_Atom("eqv", expr=b)]
             return []
         if isinstance(e, Member) and isinstance(e.elem, Var) and e.elem.name == x.name:
             return [_Atom("scope", scope=e.scope.name)]
@@ -229,7 +235,7 @@ class _Atoms:
 
 
 def _rank(a: _Atom) -> int:
-    return {"win": 0, "scope": 1, "cell": 2, "union": 3}[a.kind]
+    return {"eqv": -1, "win": 0, "scope": 1, "cell": 2, "union": 3}[a.kind]
 
 
 # ---- expressions to Python source ---------------------------------------------------------------
@@ -420,6 +426,13 @@ class Gen:
         if a.kind == "scope":
             s = env[a.scope]
             return "()" if s.known and s.lit is None else f"({s.text()} or ())"
+        if a.kind == "eqv":
+            assert a.expr is not None
+            v = Src(self, env).expr(a.expr)
+            if v.known:
+                return "()" if v.lit is None else f"({v.text()},)"
+            e = f"_e{next(self.counter)}"
+            return f"(({e},) if ({e} := {v.src}) is not None else ())"
         assert a.app is not None
         f = a.app.func
         if a.kind == "win":
@@ -439,6 +452,72 @@ class Gen:
         r = f"_r{next(self.counter)}"
         return (f"(({r}[1] if {r}[0] == {a.value!r} else {named}) if ({r} := R_{f.name}.get({self.prefix(pre)})) "
                 f"is not None else ())")
+
+    def differ(self, e: Expr, x: Var, env: dict[str, _Fold], at_fresh: str) -> str:
+        """Source of a superset of the elements where `e` (naming x) can differ from its value at
+        an unnamed element (`at_fresh`, a local holding it): an `Every` update visits these, not
+        every element named so far. Read off e: a constant or the row being written adds nothing
+        (the old row's cells are visited anyway); an Ite, the elements where its condition can
+        differ from the unnamed one's and where the branch taken there can differ; a condition,
+        the atoms of the other truth value. Every named element when nothing narrows."""
+        named = self.named(x.sort)
+        if x.sort.name in self.role_sorts:
+            return named
+        got = self._differ(e, x, env, at_fresh)
+        return named if got is None else got
+
+    def _differ(self, e: Expr, x: Var, env: dict[str, _Fold], at_fresh: str | None) -> str | None:
+        if not _mentions(e, x.name):
+            return "()"
+        if isinstance(e, App) and e.args and isinstance(e.args[-1], Var) and e.args[-1].name == x.name \
+                and not any(_mentions(a, x.name) for a in e.args[:-1]):
+            f = e.func
+            if f.name not in self.written:
+                return "()"
+            if len(e.args) == 1:
+                return f"C_{f.name}"
+            pre = [Src(self, env).expr(y) for y in e.args[:-1]]
+            if any(self.is_fresh(y) for y in pre):
+                return None
+            r = f"_r{next(self.counter)}"
+            return f"({r}[1] if ({r} := R_{f.name}.get({self.prefix(pre)})) is not None else ())"
+        if isinstance(e, Op) and e.op == "ite":
+            c, a, b = e.args
+            fr = self.fresh(x.sort)
+            cf = Src(self, {**env, x.name: fr}).expr(c)
+            at = _Atoms(self, x)
+            t_atoms = [k for k in at.if_true(c) if self._atom_ok(k)]
+            f_atoms = [k for k in at.if_false(c) if self._atom_ok(k)]
+            da, db = self._differ(a, x, env, None), self._differ(b, x, env, None)
+            # the unnamed element takes branch b: elements where c holds, and where b differs
+            when_b = None if not t_atoms or db is None else f"_chain({self._atom_src(min(t_atoms, key=_rank), x, env)}, {db})"
+            when_a = None if not f_atoms or da is None else f"_chain({self._atom_src(min(f_atoms, key=_rank), x, env)}, {da})"
+            if cf.known:
+                return when_a if cf.lit else when_b
+            if when_a is None or when_b is None:
+                return None
+            return f"({when_a} if {cf.src} else {when_b})"
+        if kind_of(e) == "bool" and not isinstance(e, (Lit, Var)):
+            at = _Atoms(self, x)
+            t_atoms = [k for k in at.if_true(e) if self._atom_ok(k)]
+            f_atoms = [k for k in at.if_false(e) if self._atom_ok(k)]
+            if at_fresh is None:
+                fr = self.fresh(x.sort)
+                ef = Src(self, {**env, x.name: fr}).expr(e)
+                if not ef.known:
+                    return None
+                atoms = f_atoms if ef.lit else t_atoms
+                return self._atom_src(min(atoms, key=_rank), x, env) if atoms else None
+            if not t_atoms or not f_atoms:
+                one = t_atoms or f_atoms
+                if not one:
+                    return None
+                # only one side narrows: usable when the unnamed value is the other one
+                src = self._atom_src(min(one, key=_rank), x, env)
+                return f"({src} if {'not ' if t_atoms else ''}{at_fresh} else {self.named(x.sort)})"
+            return (f"({self._atom_src(min(f_atoms, key=_rank), x, env)} if {at_fresh} else "
+                    f"{self._atom_src(min(t_atoms, key=_rank), x, env)})")
+        return None
 
     def role_ok(self, x: Var, var: str) -> str:
         if x.sort.parts:
@@ -606,8 +685,12 @@ class Program:
     """A definition compiled for the open world: `new_run(...)` gives one run's state and the
     compiled actions bound to it."""
 
-    def __init__(self, proto: Protocol) -> None:
+    def __init__(self, proto: Protocol, emit: bool = False) -> None:
+        """`emit`: also generate, per action, a function that fires the step when it may fire
+        and returns the values it observes (`E_i(params..., thread)`, None when it cannot fire;
+        no claims checked): a simulator's step (checker/simulate_v2.py) at the compiled speed."""
         self.proto = proto
+        self.emit = emit
         gen = None
         for _ in range(2):  # the second pass knows every window set the first one asked for
             prev = gen.windows if gen is not None else {}
@@ -651,6 +734,8 @@ class Program:
             ca, src = self._action(g, i, a, claims, full)
             acts.append(ca)
             bodies.append(src)
+            if self.emit:
+                bodies.append(self._action(g, i, a, [], full, emit=True)[1])
         state = []
         export = []
         for f in p.funcs:
@@ -707,11 +792,14 @@ class Program:
         names = ", ".join(f"{s!r}: N_{s}" for s in g.sorts)
         wins = ", ".join(f"{k!r}: {v}" for k, v in g.windows.items())
         fulls = ", ".join(f"{c.name!r}: (lambda: {full[c.name]})" for c in claims)
+        emitters = ", ".join(f"E_{a.index}" for a in acts) if self.emit else ""
         out.append("    return {'actions': [" + ", ".join(a.fn for a in acts) + "], 'export': export, "
+                   "'emitters': [" + emitters + "], "
                    "'named': {" + names + "}, 'windows': {" + wins + "}, 'claims': {" + fulls + "}}")
         return "\n".join(out) + "\n", acts
 
-    def _action(self, g: Gen, i: int, a: Action, claims: list[_Claim], full: dict[str, str]) -> tuple[CAction, str]:
+    def _action(self, g: Gen, i: int, a: Action, claims: list[_Claim], full: dict[str, str],
+                emit: bool = False) -> tuple[CAction, str]:
         consts = dict(a.consts)
         env: dict[str, _Fold] = {a.thread.name: _Fold(src=_v(a.thread.name))}
         bound_by_keys: set[str] = set()
@@ -772,14 +860,16 @@ class Program:
             o = f"o_{len(obs)}"
             obs.append((k, kind))
             x = c.expr(e)
-            if kind == "elem":
+            if emit:
+                body.append(f"{o} = {x.text()}")
+            elif kind == "elem":
                 body.append(f"if _render({x.text()}) != {o}:\n    return None")
                 g.consts["_render"] = _render
             else:
                 body.append(f"if {x.text()} != {o}:\n    return None")
-        for _, _, chk in a.checks:
+        for _, _, chk in () if emit else a.checks:
             body += [x for x in _test(c.expr(chk), "False") if x not in body]
-        edges = a.kind == "lock_acquire" and _acquired(a) is not None and \
+        edges = not emit and a.kind == "lock_acquire" and _acquired(a) is not None and \
             bool(self.may.get((a.role.name, a.at), set()) & self.lockf)
         if edges:
             body.append(f"if WL_{i}:\n    _watch(WL_{i}, {_v(a.thread.name)})")
@@ -808,7 +898,7 @@ class Program:
                 else:
                     pre.append(f"o{u} = R_{f.name}.get({Gen.prefix([_Fold(src=k) for k in pk])})")
                     old = f"(o{u}[1] if o{u} is not None else ())"
-                pre.append(f"for {lv} in _chain({g.named(up.var.sort)}, {old}):\n"
+                pre.append(f"for {lv} in _chain({g.differ(lift(up.value), up.var, env, f'd{u}')}, {old}):\n"
                            f"    _v = {val.text()}\n"
                            f"    if _v != d{u}:\n"
                            f"        c{u}[{lv}] = _v")
@@ -928,6 +1018,10 @@ class Program:
         ret = f"return 2 if PEND else True" if edges else "return True"
         fn = f"A_{i}"
         sig = ", ".join([_v(n) for n in args] + [f"o_{j}" for j in range(len(obs))] + [tv])
+        if emit:
+            ret = "return (" + "".join(f"o_{j}, " for j in range(len(obs))) + ")"
+            fn = f"E_{i}"
+            sig = ", ".join([_v(n) for n in args] + [tv])
         lines = [f"def {fn}({sig}):"]
         if nonlocal_names:
             lines.append("    nonlocal " + ", ".join(sorted(nonlocal_names)))
