@@ -18,8 +18,10 @@ the longest run over the shortest (issue 14: within 10 %).
 The lifecycle (issue 10: "8 agents, 64 threads, 16 contexts and 1 M dispatches"): a run of
 `final` with --lifecycle dispatches (default 1 M, about 4 M events: write, submit, exit and
 signal per dispatch, plus the tool threads' calls) by 16 tool, 40 dispatch and 8 completion
-threads over 8 agents and 16 contexts (`generate_lifecycle`, cached), read by the floors and the
-compiled engine (and the interpreter up to --interp-max events), the same way.
+threads over 8 agents and 16 contexts, and one by 2 tool, 1 dispatch and 1 completion thread over
+2 agents and 2 contexts (`generate_lifecycle`, cached), read by the floors and the compiled engine
+(and the interpreter up to --interp-max events) the same way; then the cost per event of the
+large system over the small one.
 """
 from __future__ import annotations
 
@@ -54,19 +56,22 @@ def trace(a: int, u: int, l: int, events: int) -> Path:
     return p
 
 
-LC_SIZE = dict(agents=8, contexts=16, tools=16, dispatchers=40, completers=8)
+LC_SIZES = {"large": dict(agents=8, contexts=16, tools=16, dispatchers=40, completers=8),
+            "small": dict(agents=2, contexts=2, tools=2, dispatchers=1, completers=1)}
 
 
-def lc_trace(dispatches: int) -> Path:
+def lc_trace(dispatches: int, size: str = "large") -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
-    p = CACHE / f"final-lc-v2-a8-c16-t64-{dispatches}.log"
+    z = LC_SIZES[size]
+    n = z["tools"] + z["dispatchers"] + z["completers"]
+    p = CACHE / f"final-lc-v2-a{z['agents']}-c{z['contexts']}-t{n}-{dispatches}.log"
     if not p.exists():
         sys.path.insert(0, str(ROOT))
         from spmcheck.checker.simulate_v2 import generate_lifecycle
 
         t0 = time.perf_counter()
         with open(p.with_suffix(".tmp"), "w") as f:
-            for ln in generate_lifecycle("final", dispatches=dispatches, seed=7, tool_share=0.01, **LC_SIZE):
+            for ln in generate_lifecycle("final", dispatches=dispatches, seed=7, tool_share=0.01, **z):
                 f.write(ln + "\n")
         p.with_suffix(".tmp").rename(p)
         print(f"  (simulated {p.name} in {time.perf_counter() - t0:.0f} s)", flush=True)
@@ -74,24 +79,30 @@ def lc_trace(dispatches: int) -> Path:
 
 
 def bench_lifecycle(runs: int, dispatches: int, interp_max: int) -> None:
-    p = lc_trace(dispatches)
-    with open(p) as f:
-        events = sum(1 for _ in f) - 2
-    readers = ["read", "split", "compiled"] + (["interp"] if events <= interp_max else [])
-    got: dict[str, list[dict[str, float]]] = {r: [] for r in readers}
-    for _ in range(runs):
+    per_event = {}
+    for size in ("small", "large"):
+        z = LC_SIZES[size]
+        p = lc_trace(dispatches, size)
+        with open(p) as f:
+            events = sum(1 for _ in f) - 2
+        readers = ["read", "split", "compiled"] + (["interp"] if events <= interp_max else [])
+        got: dict[str, list[dict[str, float]]] = {r: [] for r in readers}
+        for _ in range(runs):
+            for r in readers:
+                got[r].append(measure(p, r))
+        split = statistics.median(m["n"] / m["cpu"] for m in got["split"])
+        label = f"lc {z['agents']}a/{z['contexts']}c/{z['tools'] + z['dispatchers'] + z['completers']}t"
         for r in readers:
-            got[r].append(measure(p, r))
-    split = statistics.median(m["n"] / m["cpu"] for m in got["split"])
-    label = f"lifecycle 8a/16c/64t"
-    for r in readers:
-        rate = statistics.median(m["n"] / m["cpu"] for m in got[r])
-        rss = statistics.median(m["rss"] for m in got[r])
-        name = {"read": "floor: for line in f", "split": "floor: str.split", "compiled": "compiled (default)",
-                "interp": "interpreter"}[r]
-        print(f"{label:<20} {events:>9} {name:<22} {rate / 1e3:>8.0f} {rate / split:>8.2f} {rss:>9.0f}  "
-              f"{got[r][0]['verdict']}", flush=True)
-    print(f"   ({dispatches} dispatches, {events} events)")
+            rate = statistics.median(m["n"] / m["cpu"] for m in got[r])
+            rss = statistics.median(m["rss"] for m in got[r])
+            name = {"read": "floor: for line in f", "split": "floor: str.split", "compiled": "compiled (default)",
+                    "interp": "interpreter"}[r]
+            print(f"{label:<20} {events:>9} {name:<22} {rate / 1e3:>8.0f} {rate / split:>8.2f} {rss:>9.0f}  "
+                  f"{got[r][0]['verdict']}", flush=True)
+            if r == "compiled":
+                per_event[size] = 1 / rate
+        print(f"   ({dispatches} dispatches, {events} events)")
+    print(f"lifecycle cost per event, large / small: {per_event['large'] / per_event['small']:.2f} (issue 10: <= 1.5)")
 
 
 def as_v1(p: Path, a: int, u: int, l: int) -> Path:

@@ -111,7 +111,8 @@ def open_definition(proto: Protocol) -> Protocol:
             guard=tuple((k, rw(relax.get(k, x))) for k, x in a.guard),
             updates=tuple(up(u) for u in a.updates), observe=tuple((k, rw(x)) for k, x in a.observe),
             goto=rw(a.goto), checks=tuple((n, why, rw(x)) for n, why, x in a.checks)))
-    return dataclasses.replace(proto, actions=acts, bounds={})
+    claims = {n: dataclasses.replace(c, expr=rw(c.expr)) if c.expr is not None else c for n, c in proto.claims.items()}
+    return dataclasses.replace(proto, actions=acts, claims=claims, bounds={})
 
 
 class Fresh:

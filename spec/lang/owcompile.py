@@ -494,9 +494,10 @@ class Gen:
             when_a = None if not f_atoms or da is None else f"_chain({self._atom_src(min(f_atoms, key=_rank), x, env)}, {da})"
             if cf.known:
                 return when_a if cf.lit else when_b
-            if when_a is None or when_b is None:
+            if when_a is None and when_b is None:
                 return None
-            return f"({when_a} if {cf.src} else {when_b})"
+            named = self.named(x.sort)
+            return f"({when_a or named} if {cf.src} else {when_b or named})"
         if kind_of(e) == "bool" and not isinstance(e, (Lit, Var)):
             at = _Atoms(self, x)
             t_atoms = [k for k in at.if_true(e) if self._atom_ok(k)]
