@@ -17,6 +17,7 @@ from typing import Any, BinaryIO, Iterator
 from lark import Lark, UnexpectedInput
 
 from spmcheck.spec.lang.openworld import Incremental, OAction, OpenWorld, World, as_set, render
+from spmcheck.spec.lang.owcompile import IMPOSSIBLE, expected
 from spmcheck.spec.lang.syntax import SortDom, Var
 from spmcheck.spec.programs import definition
 from spmcheck.spec.variants import VARIANTS
@@ -57,7 +58,15 @@ def reading(model: str, variant: str, scope: str = "") -> OpenWorld:
         # sizes of LConfig only bound the finite model, which the open world drops
         # (spec.lang.openworld.open_definition)
         on = [c == "1" for c in (scope or "".join(v for _, v in LC_SWITCHES))]
-        return OpenWorld(lc_definition(LVARIANTS[variant], LConfig(timeouts=on[0], deactivate=on[1], destroy=on[2])))
+        proto = lc_definition(LVARIANTS[variant], LConfig(timeouts=on[0], deactivate=on[1], destroy=on[2]))
+        if on[1]:
+            # deactivate=1 is outside the claims' proved scenario: v1 reports them as findings
+            # there, never as the verdict; v2 (no findings yet) leaves them out
+            import dataclasses
+
+            proto = dataclasses.replace(proto, claims={}, actions=[dataclasses.replace(a, checks=())
+                                                                   for a in proto.actions])
+        return OpenWorld(proto)
     assert model == "core"
     return OpenWorld(definition(VARIANTS[variant]))
 
@@ -242,6 +251,8 @@ class Replay:
                 if bad is not None:
                     failure = failure or bad
                     continue
+                if a.checks:
+                    env["#post"] = ow.pending(w, a, env)
                 for claim, why, chk in a.checks:
                     if not chk(w, env):
                         return (Verdict.VIOLATED, "CHK101", claim, f"{claim} fails at this step: {_fmt(why, env)}", 1)
@@ -296,7 +307,15 @@ class Replay:
         return list(out)
 
     def _observed(self, a: OAction, ev: _Line, env: dict[str, Any]) -> tuple[Verdict, str, str, str, int] | None:
+        rep = _reported(a)
         for k, f in a.observe:
+            if k in rep and ev.keys.get(k) is not None:
+                # the step reads the value the event reports (`Reported`): not compared, the
+                # updates record it and the claims judge it (a second DISPATCH_END is P4's)
+                got = expected(rep[k], ev.keys[k])
+                if got is not IMPOSSIBLE:
+                    env.setdefault("#rep", {})[k] = got
+                    continue
             val = f(self.w, env)
             want = render(val)
             got = ev.keys.get(k)
@@ -363,6 +382,21 @@ class Replay:
                 except (KeyError, TypeError):
                     continue
         return False
+
+
+def _reported(a: OAction) -> dict[str, str]:
+    """The observations the step reads as reported (`Reported`), with their value kinds."""
+    got = _REPORTED.get(id(a))
+    if got is None:
+        from spmcheck.spec.lang.finite import reported_keys
+        from spmcheck.spec.lang.owcompile import kind_of
+
+        obs = dict(a.defn.observe)
+        got = _REPORTED[id(a)] = {k: kind_of(obs[k]) for k in reported_keys(a.defn) if k in obs}
+    return got
+
+
+_REPORTED: dict[int, dict[str, str]] = {}
 
 
 def _fmt(label: str, env: dict[str, Any]) -> str:

@@ -43,8 +43,10 @@ from .syntax import (
     Lit,
     Member,
     Op,
+    Post,
     Protocol,
     Quant,
+    Reported,
     ScopeParam,
     Sort,
     SortDom,
@@ -95,6 +97,10 @@ def open_definition(proto: Protocol) -> Protocol:
             el = rw(e.elem)
             if el is not e.elem:
                 out = Index(el)
+        elif isinstance(e, Post):
+            app = rw(e.app)
+            if app is not e.app:
+                out = Post(app)
         memo[id(e)] = out
         return out
 
@@ -110,7 +116,8 @@ def open_definition(proto: Protocol) -> Protocol:
             a, select=tuple((k, rw(relax.get(k, x))) for k, x in a.select),
             guard=tuple((k, rw(relax.get(k, x))) for k, x in a.guard),
             updates=tuple(up(u) for u in a.updates), observe=tuple((k, rw(x)) for k, x in a.observe),
-            goto=rw(a.goto), checks=tuple((n, why, rw(x)) for n, why, x in a.checks)))
+            goto=rw(a.goto), checks=tuple((n, why, rw(x)) for n, why, x in a.checks),
+            finding_checks=tuple((n, why, rw(x)) for n, why, x in a.finding_checks)))
     claims = {n: dataclasses.replace(c, expr=rw(c.expr)) if c.expr is not None else c for n, c in proto.claims.items()}
     return dataclasses.replace(proto, actions=acts, claims=claims, bounds={})
 
@@ -129,6 +136,7 @@ class Fresh:
 
 
 NO_ELEMENT = None  # the initial value of an element-valued function (no element yet)
+MISSING = object()
 
 
 class Table:
@@ -286,6 +294,9 @@ class Compiler:
     def __init__(self, proto: Protocol, record: bool = False) -> None:
         self.proto = proto
         self.record = record  # closures append what they read to World.reads (incremental claims)
+        # while one action is compiled: its observations, which `Reported(key)` reads when the
+        # event did not report another value (env["#rep"], set by the replay)
+        self.observed: dict[str, Fn] = {}
 
     # ---- values -----------------------------------------------------------------------------
     def value(self, e: Expr, hint: Any = None) -> Fn:
@@ -310,6 +321,13 @@ class Compiler:
             return self._quant(e)
         if isinstance(e, Agg):
             return self._agg(e)
+        if isinstance(e, Reported):
+            key, own = e.key, self.observed.get(e.key)
+            if own is None:
+                raise NotImplementedError(f"Reported({key!r}) outside an action that observes it")
+            return lambda w, env: env["#rep"][key] if key in env.get("#rep", ()) else own(w, env)
+        if isinstance(e, Post):
+            return self._post(e)
         if isinstance(e, Index):
             raise NotImplementedError("an element's position is read only as a mutex owner, owner(e) = Index(e) + 1")
         assert isinstance(e, Op)
@@ -452,6 +470,27 @@ class Compiler:
             return forall
 
         return q
+
+    def _post(self, e: Post) -> Fn:
+        """What the acting step leaves at `e.app`: its write there (env["#post"], the step's
+        pending writes, set before its checks), else the pre-state value."""
+        name = e.app.func.name
+        args = [self.value(a) for a in e.app.args]
+        plain = self.value(e.app)
+
+        def post(w: World, env: Env) -> Any:
+            pend = env.get("#post")
+            if pend is not None:
+                xs = tuple(f(w, env) for f in args)
+                got = pend.get((name, xs), MISSING)
+                if got is not MISSING:
+                    return got
+                row = pend.get((name, xs[:-1], "#row")) if xs else None
+                if row is not None:
+                    return row[1].get(xs[-1], row[0])
+            return plain(w, env)
+
+        return post
 
     def _agg(self, e: Agg) -> Fn:
         """`count`: how many elements satisfy the body (INF when the unnamed one does: every
@@ -692,6 +731,8 @@ def _mentions(e: Expr, x: Var) -> bool:
         return _mentions(e.elem, x)
     if isinstance(e, Index):
         return _mentions(e.elem, x)
+    if isinstance(e, Post):
+        return _mentions(e.app, x)
     return False
 
 
@@ -709,6 +750,8 @@ def _apps(e: Expr) -> Iterable[App]:
         yield from _apps(e.elem)
     elif isinstance(e, Index):
         yield from _apps(e.elem)
+    elif isinstance(e, Post):
+        yield from _apps(e.app)
 
 
 def _one_of(e: Op) -> tuple[App, frozenset[Any]] | None:
@@ -828,6 +871,7 @@ class OpenWorld:
 
     def _action(self, a: Action) -> OAction:
         c = self.c
+        c.observed = {k: c.value(x) for k, x in a.observe}
         pc = self.proto.pc[a.role.name]
         static: list[tuple[str, Any]] = []
         for k, v in a.static:
@@ -926,6 +970,18 @@ class OpenWorld:
         for k, v in a.defn.consts:
             env.setdefault(k, v)
         return True
+
+    def pending(self, w: World, a: OAction, env: Env) -> dict[Any, Any]:
+        """The step's writes, not applied: (name, args) -> value, (name, prefix, "#row") ->
+        (default, cells); what `Post` reads in its checks."""
+        out: dict[Any, Any] = {}
+        for f in a.writes:
+            for op in f(w, env):
+                if op[0] == "row":
+                    out[(op[1].name, op[2], "#row")] = (op[3], op[4])
+                else:
+                    out[(op[1].name, op[2])] = op[3]
+        return out
 
     def fire(self, w: World, a: OAction, env: Env, thread: Any) -> None:
         """Apply `a`'s updates (all read the pre-state) and its goto."""

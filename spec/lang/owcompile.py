@@ -28,12 +28,13 @@ representative). `exists` is its dual.
 from __future__ import annotations
 
 import itertools
+import keyword
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .finite import Compiler as _FoldCompiler
-from .finite import _Fold
+from .finite import _Fold, reported_keys
 from .openworld import INF, Fresh, _one_of, _owner_of, as_set, render
 from .syntax import (
     Action,
@@ -51,8 +52,10 @@ from .syntax import (
     Lit,
     Member,
     Op,
+    Post,
     Protocol,
     Quant,
+    Reported,
     ScopeParam,
     Sort,
     SortDom,
@@ -272,6 +275,13 @@ class Src(_FoldCompiler):
             return self.g.quant(e, self.env)
         if isinstance(e, Agg):
             return self.g.agg(e, self.env)
+        if isinstance(e, Reported):
+            got = self.g.reported.get(e.key)
+            if got is None:
+                raise NotCompilable(f"Reported({e.key!r}) outside an action that observes it")
+            return _Fold(src=got)
+        if isinstance(e, Post):
+            return self.g.post_value(e, self)
         if isinstance(e, Index):
             raise NotCompilable("an element's position is read only as a mutex owner, owner(e) = Index(e) + 1")
         assert isinstance(e, Op)
@@ -327,6 +337,10 @@ class Gen:
     counter: itertools.count = field(default_factory=itertools.count)  # type: ignore[type-arg]
 
     def __post_init__(self) -> None:
+        # while one action is generated: observation key -> its local (`Reported`), and per
+        # function the step's writes (`Post` in its checks), see Program._action
+        self.reported: dict[str, str] = {}
+        self.post: dict[str, list[tuple[Any, ...]]] | None = None
         p = self.proto
         self.funcs = {f.name: f for f in p.funcs}
         self.pcs = {f.name: role for role, f in p.pc.items()}
@@ -368,6 +382,25 @@ class Gen:
         return not x.known and x.src in self.consts and isinstance(self.consts[x.src], Fresh)
 
     # ---- state reads ----
+    def post_value(self, e: Post, c: "Src") -> _Fold:
+        """`Post(f(args))`: the local the step computed for that cell or row when its arguments
+        are the written ones (compared when the step runs), else the pre-state value."""
+        if self.post is None:
+            raise NotCompilable("Post outside an action's checks")
+        f = e.app.func
+        args = [c.expr(a) for a in e.app.args]
+        out = self.read(f, args).text()
+        for w in self.post.get(f.name, ()):
+            if w[0] == "cell":
+                _, keys, val = w
+                cond = " and ".join(f"{a.text()} == {k}" for a, k in zip(args, keys)) or "True"
+                out = f"({val} if {cond} else {out})"
+            else:
+                _, keys, d, cells = w
+                cond = " and ".join(f"{a.text()} == {k}" for a, k in zip(args[:-1], keys)) or "True"
+                out = f"({cells}.get({args[-1].text()}, {d}) if {cond} else {out})"
+        return _Fold(src=out)
+
     def default(self, f: Func) -> str:
         return repr(_init(f)) if f.name not in self.row_written else f"D_{f.name}"
 
@@ -856,20 +889,25 @@ class Program:
         for _, gd in a.guard:
             body += [x for x in _test(c.expr(gd), "None") if x not in body]
         obs: list[tuple[str, str]] = []
+        g.reported = {}
+        g.post = None
+        rep = set(reported_keys(a))
         for k, e in a.observe:
             kind = kind_of(e)
             o = f"o_{len(obs)}"
             obs.append((k, kind))
             x = c.expr(e)
+            g.reported[k] = o
+            env["#" + o] = _Fold(src=o)  # a helper reading `Reported(k)` takes it as a parameter
             if emit:
                 body.append(f"{o} = {x.text()}")
+            elif k in rep:
+                continue  # the step reads the reported value: not compared (spec.lang.syntax.Reported)
             elif kind == "elem":
                 body.append(f"if _render({x.text()}) != {o}:\n    return None")
                 g.consts["_render"] = _render
             else:
                 body.append(f"if {x.text()} != {o}:\n    return None")
-        for _, _, chk in () if emit else a.checks:
-            body += [x for x in _test(c.expr(chk), "False") if x not in body]
         edges = not emit and a.kind == "lock_acquire" and _acquired(a) is not None and \
             bool(self.may.get((a.role.name, a.at), set()) & self.lockf)
         if edges:
@@ -878,6 +916,7 @@ class Program:
         pre: list[str] = []
         apply: list[str] = []
         undo: list[str] = []
+        posts: dict[str, list[tuple[Any, ...]]] = {}  # func -> the step's writes, for `Post`
         written: list[tuple[Func, list[str] | None, bool, int]] = []  # (func, arg locals, every, update index)
         for u, up in enumerate(a.updates):
             if isinstance(up, Every):
@@ -915,6 +954,7 @@ class Program:
                                  f"else:\n    R_{f.name}[{p}] = [d{u}, c{u}]")
                     undo.append(f"if o{u} is None:\n    R_{f.name}.pop({p}, None)\nelse:\n    R_{f.name}[{p}] = o{u}")
                 written.append((f, pk, True, u))
+                posts.setdefault(f.name, []).append(("row", pk, f"d{u}", f"c{u}"))
                 continue
             target, value = up
             f = target.func
@@ -965,6 +1005,7 @@ class Program:
                              f"else:\n    _r[1][{k}] = {nval}")
                 undo.append(f"if o{u} is None:\n    R_{f.name}.pop({p}, None)\nelse:\n    R_{f.name}[{p}] = o{u}")
             written.append((f, ks, False, u))
+            posts.setdefault(f.name, []).append(("cell", list(ks), nval))
         # ---- goto: the program counter, the thread's dispatch table, the window sets ----
         pcf = self.proto.pc[a.role.name]
         role = a.role.name
@@ -996,13 +1037,26 @@ class Program:
                 else:
                     apply.append(f"if ng in {g.const(frozenset(labs))}:\n    {w}.add({tv})\nelse:\n    {w}.discard({tv})")
                 undo.append(f"{w}.{'add' if was else 'discard'}({tv})")
+        # ---- step claims: in the pre-state, after the writes are computed (what `Post` reads) ----
+        chks: list[str] = []
+        if not emit and a.checks:
+            g.post = posts
+            for ws in posts.values():
+                for w in ws:
+                    for name in (w[1] + list(w[2:])):
+                        if isinstance(name, str) and name.isidentifier() and not name.startswith("v_") \
+                                and not keyword.iskeyword(name):
+                            env["#" + name] = _Fold(src=name)  # helpers take the step's locals as parameters
+            for _, _, chk in a.checks:
+                chks += [x for x in _test(c.expr(chk), "False") if x not in chks]
+            g.post = None
         # ---- invariant claims this action's writes can change ----
         post: list[str] = []
         for cl in claims:
             elems, whole = _affected(cl, written, pcf.name if a.goto is not None else None, a.at, targets)
             if whole:
                 post.append(f"if not ({full[cl.name]}):\n    _UNDO_")
-            else:
+            elif elems:
                 assert cl.var is not None
                 for j, el in enumerate(elems):
                     loc = f"e{j}"
@@ -1026,7 +1080,7 @@ class Program:
         lines = [f"def {fn}({sig}):"]
         if nonlocal_names:
             lines.append("    nonlocal " + ", ".join(sorted(nonlocal_names)))
-        for s in body + pre + apply + post + [ret]:
+        for s in body + pre + chks + apply + post + [ret]:
             lines.append(_indent(s))
         return CAction(i, a, fn, args, obs, edges), "\n".join(lines)
 
