@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -60,11 +61,20 @@ LC_SIZES = {"large": dict(agents=8, contexts=16, tools=16, dispatchers=40, compl
             "small": dict(agents=2, contexts=2, tools=2, dispatchers=1, completers=1)}
 
 
+def _lc_tag() -> str:
+    """What a cached lifecycle run was simulated from: a change of the definition (a new
+    observation) or of the simulator makes a new file instead of reading a stale one."""
+    h = hashlib.sha1()
+    for rel in ("spec/lifecycle/definition.py", "checker/simulate_v2.py", "spec/lang/owcompile.py"):
+        h.update((ROOT / rel).read_bytes())
+    return h.hexdigest()[:8]
+
+
 def lc_trace(dispatches: int, size: str = "large") -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     z = LC_SIZES[size]
     n = z["tools"] + z["dispatchers"] + z["completers"]
-    p = CACHE / f"final-lc-v2-a{z['agents']}-c{z['contexts']}-t{n}-{dispatches}.log"
+    p = CACHE / f"final-lc-v2-a{z['agents']}-c{z['contexts']}-t{n}-{dispatches}-{_lc_tag()}.log"
     if not p.exists():
         sys.path.insert(0, str(ROOT))
         from spmcheck.checker.simulate_v2 import generate_lifecycle
