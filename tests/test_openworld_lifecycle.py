@@ -295,3 +295,30 @@ def test_cex_v2_rejected_at_v1_step(variant: str, prop: str, tmp_path: Path) -> 
     v2 = tmp_path / "cex-v2.log"
     v2.write_text(convert_text(v1.read_text()))
     assert _both(v2) == (("violated", got.line, prop),) * 2
+
+
+# ---- the packet kinds the run reports (`Reported("spm", c)`) -------------------------------------
+
+START = ("t0 context_register ctx=0", "t0 start_begin ctx=0 result=0", "t0 slot_publish ctx=0",
+         "t0 spm_enable ctx=0 agents_mask=0", "t0 spm_set_enabled ctx=0", "t0 marker_release ctx=0")
+
+
+@pytest.mark.parametrize("spm", [0, 1])
+def test_reported_packet_kinds(spm: int, tmp_path: Path) -> None:
+    """The context is enabled at the enter hook's snapshot, and the write reports whether it built
+    an SPMPacket (`spm=`: a stop may clear `enabled` before `pre_kernel_call` reads it). The
+    deliveries are judged against the reported kinds: a run is accepted exactly when it delivers
+    once per reported SPMPacket, in v1 and in both v2 engines (where `spm=` is a set of ids)."""
+    for delivered in (0, 1, 2):
+        events = START + (f"d0 dispatch_write agent=0 id=0 batch=0 instrumented=1 serialize=1 spm={spm}",
+                          "d0 dispatch_submit id=0 serialized=1",
+                          f"h0 completion_exit id=0 prescan=1 delivered={delivered}", "h0 completion_signal id=0")
+        v1 = tmp_path / f"spm{spm}-d{delivered}.log"
+        v1.write_text("\n".join([header_for(LConfig(), "final")] +
+                                [f"{i + 1} {e}" for i, e in enumerate(events)]) + "\n")
+        want = _expected(v1, "final")
+        assert (want[0] == "accepted") == (delivered == spm), (spm, delivered, want)
+        v2 = tmp_path / f"spm{spm}-d{delivered}-v2.log"
+        v2.write_text(convert_text(v1.read_text()))
+        assert "spm=" in v2.read_text()
+        assert _both(v2) == (want, want), (spm, delivered, want)

@@ -297,6 +297,7 @@ class Compiler:
         # while one action is compiled: its observations, which `Reported(key)` reads when the
         # event did not report another value (env["#rep"], set by the replay)
         self.observed: dict[str, Fn] = {}
+        self.observed_src: dict[str, Expr] = {}  # and their expressions (`Reported(key, at)`)
 
     # ---- values -----------------------------------------------------------------------------
     def value(self, e: Expr, hint: Any = None) -> Fn:
@@ -325,7 +326,9 @@ class Compiler:
             key, own = e.key, self.observed.get(e.key)
             if own is None:
                 raise NotImplementedError(f"Reported({key!r}) outside an action that observes it")
-            return lambda w, env: env["#rep"][key] if key in env.get("#rep", ()) else own(w, env)
+            if e.at is None:
+                return lambda w, env: env["#rep"][key] if key in env.get("#rep", ()) else own(w, env)
+            return self._reported_bit(e)
         if isinstance(e, Post):
             return self._post(e)
         if isinstance(e, Index):
@@ -491,6 +494,24 @@ class Compiler:
             return plain(w, env)
 
         return post
+
+    def _reported_bit(self, e: Reported) -> Fn:
+        """`Reported(key, at)`: whether element `at` is in the mask the event reports for `key`
+        (a v2 mask is the set of its elements), else the mask observation's body at `at` (the
+        model's own step, as the finite and any-size readings read it)."""
+        key, mask = e.key, self.observed_src.get(e.key)
+        if not (isinstance(mask, Agg) and mask.kind == "mask") or e.at is None:
+            raise NotImplementedError(f"Reported({key!r}, ...) needs a Mask observation")
+        x, n, body = self.value(e.at), mask.var.name, self.value(mask.body)
+
+        def bit(w: Any, env: dict[str, Any]) -> Any:
+            at = x(w, env)
+            rep = env.get("#rep")
+            if rep is not None and key in rep:
+                return at in rep[key]
+            return body(w, {**env, n: at})
+
+        return bit
 
     def _agg(self, e: Agg) -> Fn:
         """`count`: how many elements satisfy the body (INF when the unnamed one does: every
@@ -871,6 +892,7 @@ class OpenWorld:
 
     def _action(self, a: Action) -> OAction:
         c = self.c
+        c.observed_src = dict(a.observe)
         c.observed = {k: c.value(x) for k, x in a.observe}
         pc = self.proto.pc[a.role.name]
         static: list[tuple[str, Any]] = []

@@ -279,7 +279,13 @@ class Src(_FoldCompiler):
             got = self.g.reported.get(e.key)
             if got is None:
                 raise NotCompilable(f"Reported({e.key!r}) outside an action that observes it")
-            return _Fold(src=got)
+            if e.at is None:
+                return _Fold(src=got)
+            # the element's bit of the reported mask: its membership in the set the event
+            # reports, or (emitting) in the mask the step computed, i.e. the mask's body at it
+            if self.g.reported_kind.get(e.key) != "set":
+                raise NotCompilable(f"Reported({e.key!r}, {e.at.name}) needs a Mask observation")
+            return _Fold(src=f"({self.expr(e.at).text()} in {got})")
         if isinstance(e, Post):
             return self.g.post_value(e, self)
         if isinstance(e, Index):
@@ -340,6 +346,7 @@ class Gen:
         # while one action is generated: observation key -> its local (`Reported`), and per
         # function the step's writes (`Post` in its checks), see Program._action
         self.reported: dict[str, str] = {}
+        self.reported_kind: dict[str, str] = {}  # observation key -> its value kind (kind_of)
         self.post: dict[str, list[tuple[Any, ...]]] | None = None
         p = self.proto
         self.funcs = {f.name: f for f in p.funcs}
@@ -890,6 +897,7 @@ class Program:
             body += [x for x in _test(c.expr(gd), "None") if x not in body]
         obs: list[tuple[str, str]] = []
         g.reported = {}
+        g.reported_kind = {}
         g.post = None
         rep = set(reported_keys(a))
         for k, e in a.observe:
@@ -898,6 +906,7 @@ class Program:
             obs.append((k, kind))
             x = c.expr(e)
             g.reported[k] = o
+            g.reported_kind[k] = kind
             env["#" + o] = _Fold(src=o)  # a helper reading `Reported(k)` takes it as a parameter
             if emit:
                 body.append(f"{o} = {x.text()}")
