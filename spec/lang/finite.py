@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 from typing import Any, Callable, Mapping, Sequence
 
@@ -356,9 +357,16 @@ class Compiler:
 Fn = Callable[[Backend, State], Any]
 
 
+@lru_cache(maxsize=1 << 16)
+def _code(src: str, name: str) -> Any:
+    # variants of one definition share most actions, and their instances compile to the same
+    # source: compile() was a third of building a model (11 lifecycle variants at 40 dispatches)
+    return compile(src, f"<spmcheck:{name}>", "exec")
+
+
 def _build(src: str, name: str) -> Fn:
     ns: dict[str, Any] = {}
-    exec(compile(src, f"<spmcheck:{name}>", "exec"), ns)  # the source is generated above, never input
+    exec(_code(src, name), ns)  # the source is generated above, never input
     return ns["f"]  # type: ignore[no-any-return]
 
 
