@@ -10,6 +10,16 @@ from __future__ import annotations
 import random
 
 
+def opaque_tid(tids: dict[str, str], t: str, rng: random.Random) -> str:
+    """The OS-tid-like token standing for v1 thread name `t` (drawn once, distinct per thread)."""
+    if t not in tids:
+        tid = str(rng.randrange(1_000, 4_000_000))
+        while tid in tids.values():
+            tid = str(rng.randrange(1_000, 4_000_000))
+        tids[t] = tid
+    return tids[t]
+
+
 def v1_to_v2(text: str, seed: int = 1, agent_prefix: str = "gpu") -> str:
     rng = random.Random(seed)
     tids: dict[str, str] = {}
@@ -29,12 +39,7 @@ def v1_to_v2(text: str, seed: int = 1, agent_prefix: str = "gpu") -> str:
             out.append(ln)
             continue
         seq, t, kind, *kvs = w
-        if t not in tids:
-            tid = str(rng.randrange(1_000, 4_000_000))
-            while tid in tids.values():
-                tid = str(rng.randrange(1_000, 4_000_000))
-            tids[t] = tid
-        tid = tids[t]
+        tid = opaque_tid(tids, t, rng)
         new = []
         for kv in kvs:
             k, _, v = kv.partition("=")

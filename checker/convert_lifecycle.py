@@ -19,6 +19,7 @@ from typing import Iterable, Iterator
 
 from spmcheck.spec.lang.syntax import Agg, ScopeParam, Var
 
+from .convert import opaque_tid
 from .openworld_check import LC_SWITCHES, reading
 
 SIZES = ("agents", "contexts", "tools", "dispatches", "max_ids")
@@ -81,11 +82,7 @@ def v1_to_v2(lines: Iterable[str], seed: int = 1) -> Iterator[str]:
             yield ln
             continue
         seq, t, kind, *kvs = w
-        if t not in tids:
-            tid = str(rng.randrange(1_000, 4_000_000))
-            while tid in tids.values():
-                tid = str(rng.randrange(1_000, 4_000_000))
-            tids[t] = tid
+        opaque_tid(tids, t, rng)
         out = []
         for x in kvs:
             k, _, v = x.partition("=")

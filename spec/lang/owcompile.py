@@ -589,17 +589,25 @@ class Gen:
             return "True"
         return "(not (" + " or ".join(f"C_{n}" for n in live) + "))"
 
+    def _bound(self, x: Var, body: Expr, env: dict[str, _Fold]
+               ) -> tuple[list[str], dict[str, _Fold], _Fold, _Fold, str, _Fold]:
+        """What a binder over `x` (a count, a mask, a quantifier) compiles from: the free
+        variables its helper takes, the environment without `x`, the unnamed representative,
+        the body at it, the loop variable, and the body at the loop variable."""
+        free = sorted(k for k, v in env.items() if not v.known and not self.is_fresh(v) and k != x.name)
+        inner = {k: env[k] for k in env if k != x.name}
+        fr = self.fresh(x.sort)
+        at_fresh = Src(self, {**inner, x.name: fr}).expr(body)
+        loopvar = _v(x.name)
+        at_x = Src(self, {**inner, x.name: _Fold(src=loopvar)}).expr(body)
+        return free, inner, fr, at_fresh, loopvar, at_x
+
     def agg(self, e: Agg, env: dict[str, _Fold]) -> _Fold:
         """count / mask over the candidates where the body can hold (a set comprehension: each
         element once); INF, or the unnamed representative in the mask, when it holds unnamed."""
         x = e.var
         count = e.kind == "count"
-        free = sorted(k for k, v in env.items() if not v.known and not self.is_fresh(v) and k != x.name)
-        inner = {k: env[k] for k in env if k != x.name}
-        fr = self.fresh(x.sort)
-        at_fresh = Src(self, {**inner, x.name: fr}).expr(e.body)
-        loopvar = _v(x.name)
-        at_x = Src(self, {**inner, x.name: _Fold(src=loopvar)}).expr(e.body)
+        free, inner, fr, at_fresh, loopvar, at_x = self._bound(x, e.body, env)
         self.consts["_INF"] = INF
         everyone = "_INF" if count else f"frozenset([{fr.src}])"
         if at_fresh.known and at_fresh.lit:
@@ -626,12 +634,7 @@ class Gen:
         quick = self._no_cell(e)
         if quick is not None:
             return _Fold(True) if quick == "True" else _Fold(src=quick)
-        free = sorted(k for k, v in env.items() if not v.known and not self.is_fresh(v) and k != x.name)
-        inner = {k: env[k] for k in env if k != x.name}
-        fr = self.fresh(x.sort)
-        at_fresh = Src(self, {**inner, x.name: fr}).expr(e.body)
-        loopvar = _v(x.name)
-        at_x = Src(self, {**inner, x.name: _Fold(src=loopvar)}).expr(e.body)
+        free, inner, fr, at_fresh, loopvar, at_x = self._bound(x, e.body, env)
         name = f"_q{next(self.counter)}"
         params = ", ".join(env[k].src for k in free)  # type: ignore[misc]
         lines = [f"def {name}({params}):"]
