@@ -29,7 +29,8 @@ def compile_grammar(lark_obj: Lark, start: str = "line", dispatch: tuple[str, ..
     for r in lark_obj.rules:
         rules.setdefault(r.origin.name, []).append(r)
     terms = {t.name: t for t in lark_obj.terminals}
-    if lark_obj.ignore_tokens:
+    # a grammar loaded from Lark's cache has no ignore_tokens; its lexer configuration says the same
+    if getattr(lark_obj, "ignore_tokens", None) or lark_obj.lexer_conf.ignore:
         raise ValueError("fast path assumes a grammar without %ignore (blanks live in terminals)")
     counter = [0]
     markers: dict[str, tuple[str, tuple[str, ...]]] = {}

@@ -38,7 +38,8 @@ _INT = re.compile(r"-?[0-9]+\Z")
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    return Lark((Path(__file__).with_name("trace_v2.lark")).read_text(), parser="lalr")
+    # cached by Lark in the temp dir, keyed by the grammar text (see checker/parse.py grammar())
+    return Lark((Path(__file__).with_name("trace_v2.lark")).read_text(), parser="lalr", cache=True)
 
 
 @lru_cache(maxsize=None)
@@ -556,7 +557,7 @@ class V2Check:
         name, problems, h = self.name, self.problems, self.header
         events, last_line, stop, gap = self.events, self.last_line, self.stop, self.gap
         rp = self.engine() if h is not None else None
-        edges = tuple((a, b, int(d["line"])) for a, b, d in rp.graph.g.edges(data=True)) if rp else ()
+        edges = tuple(rp.graph.edges()) if rp else ()
         partial = f"{events} events replayed" if events else ""
         if problems:
             p = problems[0]

@@ -122,8 +122,12 @@ class Grammar:
 @lru_cache(maxsize=1)
 def grammar() -> Grammar:
     text = GRAMMAR_PATH.read_text(encoding="utf-8")
-    lk = Lark(text, parser="lalr", start="line", transformer=_ToRecord(), maybe_placeholders=False)
-    raw = Lark(text, parser="lalr", start="line")  # without transformer: rules/terminals for the regex
+    # cache=True: Lark keeps the analysed grammar in the temp dir, keyed by the grammar text, the
+    # options and Lark's version (a stale or unreadable cache is rebuilt); building it costs about
+    # a third of a second in every checker process, `--jobs` workers included
+    lk = Lark(text, parser="lalr", start="line", transformer=_ToRecord(), maybe_placeholders=False,
+              cache=True)
+    raw = lk  # rules and terminals (the transformer only acts on parse trees)
     fast = compile_grammar(raw)
     gi = fast.regex.groupindex
     seq_g = min(i for n, i in gi.items() if n.endswith("_SEQ"))

@@ -598,8 +598,8 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
             replaying = False
 
     if on_edges is not None:
-        on_edges([(a, b, int(d["line"])) for a, b, d in graph.g.edges(data=True)])
-    edges = tuple((a, b, int(d["line"])) for a, b, d in graph.g.edges(data=True))
+        on_edges(graph.edges())
+    edges = tuple(graph.edges())
     run.last_line = last_line
     return _finish(run, header, eng, state, events, lastw, lastt, edges, seen_any, replaying)
 
