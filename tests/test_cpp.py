@@ -273,7 +273,9 @@ def test_v2_historical_variant_is_rejected_at_eight_agents(exe: Path, tmp_path: 
         r = check_path(str(run(exe, tmp_path, "core", "stale-lookup", seed, "--format", "2", "--agents", "8",
                                "--updaters", "8", "--lookups", "24", "--ops", "100")))
         verdicts.append((r.verdict.value, r.prop))
-        if sum(v == "violated" for v, _ in verdicts) >= 2:
+        # the stale entry can break P1 (serializer-mirrors-refcount) before P2 shows: also the
+        # bug, but the test waits for two runs caught by the stale lookup's own property
+        if sum(v == "violated" and p == "creation-consistent" for v, p in verdicts) >= 2:
             break
     assert all(v != "diverged" for v, _ in verdicts), verdicts
     assert sum(v == "violated" and p == "creation-consistent" for v, p in verdicts) >= 2, verdicts
