@@ -194,13 +194,97 @@ def bfs(model: Model,
     ends with a watched action a fired from a state s where cond(b, s, a) holds. stages: state
     predicates that must hold at non-decreasing positions along the path (greedy advancement, as
     the witness check reads them). `max_states` bounds the work deterministically; the timeout
-    is a safety net. A result is a candidate: callers replay it on the concrete reading."""
+    is a safety net. A result is a candidate: callers replay it on the concrete reading.
+
+    The compiled reading (spec.explore_compile) runs the search unless `explorer` is given or the
+    definition cannot be compiled; both visit the same states in the same order, so they return
+    the same path."""
+    if explorer is None:
+        from .explore_compile import Compiled, NotCompilable
+
+        t0 = time.monotonic()
+        for packed in (True, False):
+            try:
+                comp = Compiled(model, packed)
+                bad = comp.pred(bad_state, "bad") if bad_state is not None else None
+                step = ({a.index: comp.pred(lambda b, s, a=a: bad_step[1](b, s, a), "step")
+                         for a in model.actions if bad_step[0](a)} if bad_step is not None else {})
+                stg = [comp.pred(p, "stage") for p in stages] if stages else []
+            except NotCompilable:
+                break
+            try:
+                return _search(model, comp.successors, comp.as_tuple(model.init_state()), bad, step, stg,
+                               max_states, t0, timeout)
+            except ValueError:
+                if not comp.packed:
+                    raise
+                # a value left the byte range: search again on tuples (same states, same order)
     t0 = time.monotonic()
-    deadline = t0 + timeout
     ex = explorer or Explorer(model)
     bad = ex.state_pred(bad_state) if bad_state is not None else None
     step = ex.step_pred(*bad_step) if bad_step is not None else {}
     stg = [ex.state_pred(p) for p in stages] if stages else []
+
+    def succ(t: StateT) -> list[tuple[int, StateT]]:
+        return [(a.index, t2) for a, t2 in ex.successors(t)]
+
+    return _search(model, succ, ex.as_tuple(model.init_state()), bad, step, stg, max_states, t0, timeout)
+
+
+def _search(model: Model, succ: Callable[[StateT], list[tuple[int, StateT]]], t_init: StateT,
+            bad: Callable[[StateT], bool] | None, step: dict[int, Callable[[StateT], bool]],
+            stg: list[Callable[[StateT], bool]], max_states: int, t0: float, timeout: float) -> BfsOutcome:
+    """The breadth-first loop over tuple states (successors as (action index, state) in action order)."""
+    deadline = t0 + timeout
+    acts = model.actions
+    nst = len(stg)
+    if nst:
+        return _search_stages(model, succ, t_init, stg, max_states, t0, deadline)
+    # parent map: state -> (parent state, action index); the path is rebuilt from it at the end
+    parent: dict[StateT, tuple[StateT, int] | None] = {t_init: None}
+
+    def path_to(t: StateT, last: int | None = None) -> tuple[Action, ...]:
+        out: list[Action] = [] if last is None else [acts[last]]
+        while parent[t] is not None:
+            pt, ai = parent[t]  # type: ignore[misc]
+            out.append(acts[ai])
+            t = pt
+        return tuple(reversed(out))
+
+    def done(status: str, path: tuple[Action, ...] = (), depth: int = 0) -> BfsOutcome:
+        return BfsOutcome(status, path, len(parent), time.monotonic() - t0, depth)
+
+    if bad is not None and bad(t_init):
+        return done("found")
+    frontier = [t_init]
+    depth = 0
+    get = step.get
+    while frontier:
+        nxt: list[StateT] = []
+        push = nxt.append
+        for t in frontier:
+            for ai, t2 in succ(t):
+                if step:
+                    f = get(ai)
+                    if f is not None and f(t):
+                        return done("found", path_to(t, ai), depth + 1)
+                if t2 in parent:
+                    continue
+                parent[t2] = (t, ai)
+                if bad is not None and bad(t2):
+                    return done("found", path_to(t2), depth + 1)
+                push(t2)
+            if len(parent) >= max_states or time.monotonic() > deadline:
+                return done("cap", depth=depth)
+        frontier = nxt
+        depth += 1
+    return done("none", depth=depth)
+
+
+def _search_stages(model: Model, succ: Callable[[StateT], list[tuple[int, StateT]]], t_init: StateT,
+                   stg: list[Callable[[StateT], bool]], max_states: int, t0: float, deadline: float) -> BfsOutcome:
+    """As `_search` for a stage chain: the stage index is part of the search state."""
+    acts = model.actions
     nst = len(stg)
 
     def advance(j: int, t: StateT) -> int:
@@ -208,24 +292,21 @@ def bfs(model: Model,
             j += 1
         return j
 
-    t_init = ex.as_tuple(model.init_state())
-    j0 = advance(0, t_init)
-    key0 = (t_init, j0)
-    # parent map: key -> (parent key, action); the path is rebuilt from it at the end
-    parent: dict[tuple, tuple[tuple, Action] | None] = {key0: None}
+    key0 = (t_init, advance(0, t_init))
+    parent: dict[tuple, tuple[tuple, int] | None] = {key0: None}
 
-    def path_to(key: tuple, last: Action | None = None) -> tuple[Action, ...]:
-        acts: list[Action] = [] if last is None else [last]
+    def path_to(key: tuple) -> tuple[Action, ...]:
+        out: list[Action] = []
         while parent[key] is not None:
-            pk, a = parent[key]  # type: ignore[misc]
-            acts.append(a)
+            pk, ai = parent[key]  # type: ignore[misc]
+            out.append(acts[ai])
             key = pk
-        return tuple(reversed(acts))
+        return tuple(reversed(out))
 
     def done(status: str, path: tuple[Action, ...] = (), depth: int = 0) -> BfsOutcome:
         return BfsOutcome(status, path, len(parent), time.monotonic() - t0, depth)
 
-    if (bad is not None and bad(t_init)) or (nst and j0 == nst):
+    if key0[1] == nst:
         return done("found")
     frontier = [key0]
     depth = 0
@@ -233,17 +314,12 @@ def bfs(model: Model,
         nxt: list[tuple] = []
         for key in frontier:
             t, j = key
-            for a, t2 in ex.successors(t):
-                if step:
-                    f = step.get(a.index)
-                    if f is not None and f(t):
-                        return done("found", path_to(key, a), depth + 1)
-                j2 = advance(j, t2) if nst else 0
-                k2 = (t2, j2)
+            for ai, t2 in succ(t):
+                k2 = (t2, advance(j, t2))
                 if k2 in parent:
                     continue
-                parent[k2] = (key, a)
-                if (bad is not None and bad(t2)) or (nst and j2 == nst):
+                parent[k2] = (key, ai)
+                if k2[1] == nst:
                     return done("found", path_to(k2), depth + 1)
                 nxt.append(k2)
             if len(parent) >= max_states or time.monotonic() > deadline:

@@ -1,0 +1,243 @@
+"""The concrete reading compiled to straight-line Python over tuple states, for the BFS loop.
+
+Guards, effects and predicates are written once against a `Backend` (spec.backend). Read with
+`PY`, a fourth backend whose terms are Python expression text over a state tuple `t` (`t[7]`),
+the very same functions give their source: `Action.enabled(PY, s)` is the guard's text,
+`Action.effect(PY, s)` the update's. That text is compiled once per model into one successor
+function (candidates bucketed by each thread's program counter, effects inlined) and one function
+per predicate, so the search never builds a state dictionary. Nothing here restates a guard or an
+update: a definition that branched on a state value in Python raises `NotCompilable` (a text term
+has no truth value) and the search falls back to spec.explore.Explorer. tests/test_explore.py
+checks that both give the same successors on every reachable state of small instances.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from .model import Action, Model
+
+StateT = tuple
+
+
+class NotCompilable(TypeError):
+    """A function of the definition could not be read as text (it branched on state in Python)."""
+
+
+def _lit(x: object) -> str:
+    if isinstance(x, T):
+        return x.src
+    if isinstance(x, bool) or isinstance(x, int):
+        return repr(x)
+    raise NotCompilable(f"cannot compile the value {x!r}")
+
+
+class T:
+    """A Python expression over the state tuple `t`; the comparison and arithmetic operators build
+    bigger ones (the same operators z3py and plain Python overload)."""
+
+    __slots__ = ("src",)
+
+    def __init__(self, src: str) -> None:
+        self.src = src
+
+    def _bin(self, op: str, o: object, rev: bool = False) -> "T":
+        a, b = (_lit(o), self.src) if rev else (self.src, _lit(o))
+        return T(f"({a} {op} {b})")
+
+    def __eq__(self, o: object) -> "T":  # type: ignore[override]
+        return self._bin("==", o)
+
+    def __ne__(self, o: object) -> "T":  # type: ignore[override]
+        return self._bin("!=", o)
+
+    def __lt__(self, o: object) -> "T":
+        return self._bin("<", o)
+
+    def __le__(self, o: object) -> "T":
+        return self._bin("<=", o)
+
+    def __gt__(self, o: object) -> "T":
+        return self._bin(">", o)
+
+    def __ge__(self, o: object) -> "T":
+        return self._bin(">=", o)
+
+    def __add__(self, o: object) -> "T":
+        return self._bin("+", o)
+
+    def __radd__(self, o: object) -> "T":
+        return self._bin("+", o, rev=True)
+
+    def __sub__(self, o: object) -> "T":
+        return self._bin("-", o)
+
+    def __rsub__(self, o: object) -> "T":
+        return self._bin("-", o, rev=True)
+
+    def __mul__(self, o: object) -> "T":
+        return self._bin("*", o)
+
+    def __rmul__(self, o: object) -> "T":
+        return self._bin("*", o, rev=True)
+
+    def __neg__(self) -> "T":
+        return T(f"(-{self.src})")
+
+    def __hash__(self) -> int:
+        return hash(self.src)
+
+    def __bool__(self) -> bool:
+        raise NotCompilable("a compiled term has no Python truth value (the definition branched on state)")
+
+
+class PyBackend:
+    """spec.backend.Backend over Python source; constants fold as in CONCRETE (so a guard that is
+    constant at this size costs nothing). `and`/`or` short-circuit: the terms are pure, so the
+    value is CONCRETE's."""
+
+    def And(self, *xs: object) -> object:
+        rest = []
+        for x in xs:
+            if isinstance(x, T):
+                rest.append(x.src)
+            elif not x:
+                return False
+        if not rest:
+            return True
+        return T(rest[0]) if len(rest) == 1 else T("(" + " and ".join(rest) + ")")
+
+    def Or(self, *xs: object) -> object:
+        rest = []
+        for x in xs:
+            if isinstance(x, T):
+                rest.append(x.src)
+            elif x:
+                return True
+        if not rest:
+            return False
+        return T(rest[0]) if len(rest) == 1 else T("(" + " or ".join(rest) + ")")
+
+    def Not(self, x: object) -> object:
+        return T(f"(not {x.src})") if isinstance(x, T) else (not x)
+
+    def If(self, c: object, a: object, b: object) -> object:
+        if not isinstance(c, T):
+            return a if c else b
+        return T(f"({_lit(a)} if {c.src} else {_lit(b)})")
+
+    def Implies(self, a: object, b: object) -> object:
+        return self.Or(self.Not(a), b)
+
+    def Sum(self, xs: Iterable[object]) -> object:
+        total, parts = 0, []
+        for x in xs:
+            if isinstance(x, T):
+                parts.append(x.src)
+            else:
+                total += int(x)  # type: ignore[call-overload]
+        if not parts:
+            return total
+        # bools add as 0/1 in Python, as CONCRETE's int(x) reads them
+        return T("(" + " + ".join(parts + ([str(total)] if total else [])) + ")")
+
+    def true(self) -> object:
+        return True
+
+    def false(self) -> object:
+        return False
+
+
+PY = PyBackend()
+
+
+def _build(src: str, name: str) -> Any:
+    ns: dict[str, Any] = {}
+    exec(compile(src, f"<spmcheck-bfs:{name}>", "exec"), ns)  # generated here from the definition, never input
+    return ns["f"]
+
+
+def _text(x: object) -> str:
+    try:
+        return _lit(x)
+    except NotCompilable:
+        raise
+    except TypeError as e:  # a term refused bool() deeper inside the definition's Python
+        raise NotCompilable(str(e)) from e
+
+
+class Compiled:
+    """One model's successor function and predicates over tuple states."""
+
+    def __init__(self, model: Model, packed: bool = True) -> None:
+        from .programs import pc_of, role_of
+
+        self.model = model
+        # states as `bytes` when every variable fits a byte (hashing and copying are then C
+        # loops over 60-80 bytes instead of tuples of Python ints); a value outside a byte
+        # raises ValueError in the search, which then reruns on tuples (never a wrong state)
+        self.packed = packed and all(0 <= d.lo and d.hi <= 255 for d in model.vars)
+        self.make, self.copy = ("bytes", "bytearray") if self.packed else ("tuple", "list")
+        self.names = list(model.var_names)
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self.sym = {n: T(f"t[{i}]") for i, n in enumerate(self.names)}
+        self.actions = list(model.actions)
+        # per thread: its program counter's position, then per pc value the candidate actions
+        by_pc: dict[int, dict[int, list[tuple[Action, str, str]]]] = {}
+        try:
+            for a in self.actions:
+                g = a.enabled(PY, self.sym)
+                if g is False or (not isinstance(g, T) and not g):
+                    continue
+                body = self._effect_src(a)
+                pci = self.index[f"pc.{a.thread}"]
+                val = pc_of(role_of(a.thread), a.label)
+                by_pc.setdefault(pci, {}).setdefault(val, []).append((a, "True" if g is True else _text(g), body))
+        except TypeError as e:
+            raise NotCompilable(str(e)) from e
+        lines = ["def f(t):", "    r = []", "    ap = r.append"]
+        for pci, table in by_pc.items():
+            lines.append(f"    v = t[{pci}]")
+            kw = "if"
+            for val in sorted(table):
+                lines.append(f"    {kw} v == {val}:")
+                for a, g, body in table[val]:
+                    ind = "        "
+                    if g != "True":
+                        lines.append(f"{ind}if {g}:")
+                        ind += "    "
+                    lines += [ind + x for x in body] + [f"{ind}ap(({a.index}, {self.make}(l)))"]
+                kw = "elif"
+        # threads are emitted in action order and a thread's actions are contiguous and in order,
+        # so `r` comes out in the model's action order (the generic explorer's), unsorted
+        spans = [(min(a.index for c in tb.values() for a, _, _ in c), max(a.index for c in tb.values() for a, _, _ in c))
+                 for tb in by_pc.values()]
+        ordered = all(spans[i][1] < spans[i + 1][0] for i in range(len(spans) - 1))
+        lines += ([] if ordered else ["    r.sort()"]) + ["    return r"]
+        self.successors: Callable[[StateT], list[tuple[int, StateT]]] = _build("\n".join(lines) + "\n", "succ")
+
+    def _effect_src(self, a: Action) -> list[str]:
+        """Statements building the post-state `n` from the pre-state `t`: a list copy, the
+        written positions, a tuple (the cheapest way to build a tuple of this size in CPython;
+        every right-hand side reads the pre-state, as `apply` does)."""
+        eff = a.effect(PY, self.sym)
+        writes = [(self.index[k], _text(v)) for k, v in eff.items()]
+        writes = [(i, v) for i, v in writes if v != f"t[{i}]"]
+        return [f"l = {self.copy}(t)"] + [f"l[{i}] = {v}" for i, v in writes]
+
+    def pred(self, fn: Callable[[Any, dict], object], name: str = "pred") -> Callable[[StateT], bool]:
+        """A state predicate `fn(backend, state)` as a function of the tuple."""
+        try:
+            x = fn(PY, self.sym)
+        except TypeError as e:
+            raise NotCompilable(str(e)) from e
+        if not isinstance(x, T):
+            c = bool(x)
+            return lambda t: c
+        return _build(f"def f(t):\n    return {_text(x)}\n", name)
+
+    def as_tuple(self, s: dict) -> StateT:
+        vals = [s[n] for n in self.names]
+        return bytes(vals) if self.packed else tuple(vals)
+
+    def as_dict(self, t: StateT) -> dict:
+        return dict(zip(self.names, t))
