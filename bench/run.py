@@ -8,8 +8,10 @@ Prints, each as a median of --runs runs (separate processes where the figure is 
     the corpus and 4 recorded traces, each next to a floor sharded the same way (bench_jobs.py);
   * `spmcheck prove` wall seconds with certificates (default) and with `--fresh`, and per pair;
   * fixed-size proofs of the core `final` at 2/2/2, 2/3/2, 3/3/3 vs the any-size proof;
-  * Spin (Debian `spin`, on bench/peers/core.pml generated from the model) DFS and BFS on the
-    historical bugs vs spmcheck's BFS, and exhaustive verification of `final` at 2/2/2, 2/3/2, 3/3/3;
+  * spmcheck's BFS on every historical bug (core and lifecycle) vs Spin's BFS on the Promela model
+    generated from the same definition (bench/peers/gen_promela.py; core.pml is its core output) at
+    the size where spmcheck's path is shortest, with the ratio; for the core also Spin DFS and BFS at
+    2/2/2; and Spin's exhaustive verification of `final` at 2/2/2, 2/3/2, 3/3/3;
   * that a Spin random simulation replays step by step in spmcheck's model.
 Run it alone (`nice`), never beside the test suite: the figures are ratios measured in one run.
 """
@@ -28,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -175,83 +178,196 @@ def bench_scale(runs: int, sizes: list[tuple[int, int, int]]) -> None:
 
 # ---- Spin -----------------------------------------------------------------------------------------
 def spin_build(d: Path, variant: str, size: tuple[int, int, int], props: list[str], bfs: bool) -> tuple[Path, float]:
-    from peers.gen_promela import generate
-
     from spmcheck.spec.model import Model
     from spmcheck.spec.vocabulary import Config
 
-    w = d / f"spin-{variant}-{'-'.join(map(str, size))}-{'bfs' if bfs else 'dfs'}"
+    return spin_build_model(d, f"{variant}-{'-'.join(map(str, size))}", Model(Config(*size), variant), props, None, bfs)
+
+
+def spin_build_model(d: Path, tag: str, model: object, props: list[str], registry: object, bfs: bool
+                     ) -> tuple[Path, float]:
+    """Generate (bench/peers/gen_promela.py, from the model) and compile one pan; (dir, seconds)."""
+    from peers.gen_promela import generate
+
+    w = d / f"spin-{tag}-{'-'.join(props)[:60]}-{'bfs' if bfs else 'dfs'}"
     w.mkdir(parents=True, exist_ok=True)
-    (w / "core.pml").write_text(generate(Model(Config(*size), variant), props))
+    text = generate(model, props, registry)  # type: ignore[arg-type]
     t = time.perf_counter()
+    if (w / "pan").exists() and (w / "core.pml").exists() and (w / "core.pml").read_text() == text:
+        return w, 0.0  # same generated model as a previous run in this --dir: reuse its pan
+    (w / "core.pml").write_text(text)
     subprocess.run(["spin", "-a", "core.pml"], cwd=w, check=True, capture_output=True)
     flags = ["-O2", "-DSAFETY", "-DMEMLIM=12000"] + (["-DBFS"] if bfs else [])
     subprocess.run(["gcc", *flags, "-o", "pan", "pan.c"], cwd=w, check=True, capture_output=True)
     return w, time.perf_counter() - t
 
 
+def _child_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def spin_run(w: Path, timeout: float = 600, depth: int = 1_000_000) -> tuple[float, str, str]:
     """One pan run: (seconds, outcome, depth of the error or states stored). `depth` is pan's -m
     (its stack is allocated up front: 10 M costs ~10 s, so bug finding uses 1 M)."""
-    t = time.perf_counter()
+    dt, _, outcome, detail, _ = spin_run_cpu(w, timeout, depth)
+    return dt, outcome, detail
+
+
+def spin_run_cpu(w: Path, timeout: float = 600, depth: int = 1_000_000) -> tuple[float, float, str, str, str]:
+    """As spin_run, also pan's CPU seconds (user + system) and its states stored:
+    (wall, cpu, outcome, depth or states, states stored)."""
+    t, c = time.perf_counter(), _child_cpu()
     try:
         out = subprocess.run(["./pan", f"-m{depth}"], cwd=w, capture_output=True, text=True, timeout=timeout)
         txt = out.stdout + out.stderr
     except subprocess.TimeoutExpired:
-        return timeout, "timeout", ""
-    dt = time.perf_counter() - t
+        return timeout, _child_cpu() - c, "timeout", "", ""
+    dt, cpu = time.perf_counter() - t, _child_cpu() - c
+    st = re.search(r"([0-9.e+]+) states, stored", txt)
+    stored = st.group(1) if st else ""
     m = re.search(r"assertion violated.*\(at depth (\d+)\)", txt)
     if m:
-        return dt, "violated", m.group(1)
+        return dt, cpu, "violated", m.group(1), stored
     if "out of memory" in txt or "pan: reached -DMEMLIM" in txt:
-        return dt, "out of memory", ""
+        return dt, cpu, "out of memory", "", stored
     if "max search depth too small" in txt:
-        return dt, "depth limit", ""
+        return dt, cpu, "depth limit", "", stored
     if "invalid end state" in txt:
-        d = re.search(r"depth (\d+)", txt)
-        return dt, "deadlock", d.group(1) if d else ""
-    st = re.search(r"([0-9.e+]+) states, stored", txt)
-    return dt, "no error", (st.group(1) + " states") if st else ""
+        dd = re.search(r"depth (\d+)", txt)
+        return dt, cpu, "deadlock", dd.group(1) if dd else "", stored
+    return dt, cpu, "no error", (stored + " states") if stored else "", stored
 
 
 def bench_spin(d: Path, runs: int, parts: set[str], verify_timeout: float,
-               sizes: list[tuple[int, int, int]]) -> None:
+               sizes: list[tuple[int, int, int]], lc_states: int = 3_000_000, only: Sequence[str] = (),
+               baseline: Path | None = None) -> None:
     if not shutil.which("spin") or not shutil.which("gcc"):
         print("\n== Spin: not installed (apt-get install -y spin gcc); skipped ==")
+        if "bugs" in parts:
+            _bugs(d, runs, lc_states, False, only, baseline)
         return
 
     if "bugs" in parts:
-        _spin_bugs(d, runs)
+        _bugs(d, runs, lc_states, True, only, baseline)
     if "verify" in parts:
         _spin_verify(d, runs, verify_timeout, sizes)
 
 
-def _spin_bugs(d: Path, runs: int) -> None:
+# one fresh process per measurement (imports done before the clock starts; the model, its
+# compilation and every ladder rung inside it): what `spmcheck prove --fresh` spends per bug
+BFS_SNIPPET = """
+import json, sys, time
+from spmcheck.spec.prove import _violates, bfs_ladder, bfs_violation
+model_kind, v, p, cap = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+if model_kind == "core":
+    from spmcheck.spec.model import Model as M
+    from spmcheck.spec.properties import PROPERTIES as R
+    from spmcheck.spec.prove import ladder
+    from spmcheck.spec.vocabulary import Config
+    cfg = Config(2, 2, 2)
+else:
+    from spmcheck.spec.lifecycle.model import LifecycleModel as M
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES as R, scenario
+    from spmcheck.spec.lifecycle.prove import ladder
+    from spmcheck.spec.lifecycle.vocabulary import LConfig
+    cfg = scenario(LConfig(), p)
+c0, w0 = time.process_time(), time.perf_counter()
+model = M(cfg, v)
+prop = R[p]
+ok = lambda st, acts: _violates(model, prop, st, acts)
+got = bfs_ladder(model, ladder(cfg), lambda c: M(c, v), bfs_violation(prop), ok, max_states=cap)
+cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+print(json.dumps({"cpu": cpu, "wall": wall, "steps": len(got[0]) if got else None, "note": got[1] if got else ""}))
+"""
+
+
+def _bfs_once(kind: str, v: str, p: str, cap: int, root: Path = ROOT) -> dict:
+    """One fresh process of BFS_SNIPPET on the checkout `root` (another one: --baseline)."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run([sys.executable, "-c", BFS_SNIPPET, kind, v, p, str(cap)], cwd=root, env=env,
+                         capture_output=True, text=True)
+    if out.returncode:
+        return {"cpu": float("nan"), "wall": float("nan"), "steps": None, "note": out.stderr.strip()[-200:]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _rung_of(kind: str, cfg: object, note: str) -> object:
+    """The ladder rung a `bfs: shortest at <describe()>` note names (the size the claim is about)."""
+    from dataclasses import replace
+
+    if kind == "core":
+        from spmcheck.spec.prove import ladder
+    else:
+        from spmcheck.spec.lifecycle.prove import ladder  # type: ignore[assignment]
+    for c in ladder(cfg):  # type: ignore[arg-type]
+        if note.startswith(f"bfs: shortest at {c.describe()},"):
+            return c
+    return replace(cfg)  # type: ignore[type-var]
+
+
+def _bugs(d: Path, runs: int, lc_states: int, spin: bool, only: Sequence[str] = (),
+          baseline: Path | None = None) -> None:
+    """Per historical bug: spmcheck's BFS (the ladder `prove --fresh` runs, small sizes first) next
+    to Spin's BFS on the model generated from the same definition at the size where spmcheck's
+    path is shortest (the same question), and for the core also Spin at 2/2/2."""
+    from spmcheck.spec.lifecycle.expected import default_pairs, expected
+    from spmcheck.spec.lifecycle.model import LifecycleModel
+    from spmcheck.spec.lifecycle.properties import LPROPERTIES, scenario
+    from spmcheck.spec.lifecycle.vocabulary import LConfig
     from spmcheck.spec.model import Model
     from spmcheck.spec.properties import PROPERTIES
-    from spmcheck.spec.prove import _violates, bfs_ladder, bfs_violation, ladder
+    from spmcheck.spec.prove import BFS_STATES
     from spmcheck.spec.vocabulary import Config
 
-    print("\n== bug finding at 2/2/2: Spin DFS / BFS vs spmcheck BFS (median of %d; s, steps) ==" % runs)
-    print(f"{'variant':22} {'property':28} {'spin dfs':>16} {'spin bfs':>16} {'spmcheck bfs':>18} {'bfs/spin-bfs':>12}")
-    for v, p in BUGS:
-        cells = []
-        for bfs in (False, True):
-            w, _ = spin_build(d, v, (2, 2, 2), [p], bfs)
-            got = [spin_run(w) for _ in range(runs)]
-            cells.append((med([g[0] for g in got]), got[-1][1], got[-1][2]))
-        model = Model(Config(2, 2, 2), v)
-        prop = PROPERTIES[p]
-        ok = lambda st, acts: _violates(model, prop, st, acts)  # noqa: E731
-        ts, steps = [], 0
-        for _ in range(runs):
-            t = time.perf_counter()
-            found = bfs_ladder(model, ladder(model.cfg), lambda c: Model(c, v), bfs_violation(prop), ok)
-            ts.append(time.perf_counter() - t)
-            steps = len(found[0]) if found else 0
-        ours = med(ts)
-        print(f"{v:22} {p:28} {cells[0][0]:>7.2f}s d={cells[0][2]:>6} {cells[1][0]:>7.2f}s d={cells[1][2]:>6} "
-              f"{ours:>9.2f}s {steps:>3} st {ours / cells[1][0]:>11.1f}x")
+    print(f"\n== bug finding: spmcheck BFS vs Spin BFS (-DBFS, same size), median of {runs}; CPU s (wall s) ==")
+    print(f"(spmcheck: one fresh process per run, model build + compilation + every ladder rung; BFS budget "
+          f"{BFS_STATES} states per core rung as in prove, {lc_states} per lifecycle rung (prove: 20000, then BMC). "
+          f"Spin: pan's user+system CPU, excluding generating and compiling pan.c; depth counts the steps before "
+          f"the failing one for step properties. ratio = spmcheck CPU / Spin CPU.)")
+    print(f"{'model':9} {'variant':26} {'property':40} {'size (shortest at)':18} {'steps':>5} "
+          f"{'spmcheck':>15} {'spin bfs':>15} {'spin d':>6} {'ratio':>6}  core: Spin BFS and DFS at 2/2/2")
+    rows = [("core", v, p) for v, p in BUGS]
+    rows += [("lifecycle", v, p) for v, p in default_pairs() if expected(v, p)[0] == "violated"]
+    rows = [r for r in rows if not only or any(o in f"{r[0]}/{r[1]}/{r[2]}" for o in only)]
+    for kind, v, p in rows:
+        cap = BFS_STATES if kind == "core" else lc_states
+        got = [_bfs_once(kind, v, p, cap) for _ in range(runs)]
+        cpu, wall = med([g["cpu"] for g in got]), med([g["wall"] for g in got])
+        steps, note = got[-1]["steps"], got[-1]["note"]
+        if kind == "core":
+            full: object = Config(2, 2, 2)
+            rung = _rung_of(kind, full, note)
+            size = f"{rung.agents}/{rung.updaters}/{rung.lookups}"  # type: ignore[attr-defined]
+            model, registry = Model(rung, v), PROPERTIES  # type: ignore[arg-type]
+        else:
+            full = scenario(LConfig(), p)
+            rung = _rung_of(kind, full, note)
+            size = "a{}c{}t{}k{}".format(rung.agents, rung.contexts, rung.tools, rung.dispatches)  # type: ignore[attr-defined]
+            model, registry = LifecycleModel(rung, v), LPROPERTIES  # type: ignore[arg-type,assignment]
+        ours = f"{cpu:6.2f} ({wall:5.2f})" if steps is not None else f"not found ({note[:40]})"
+        if baseline is not None:
+            # the same search on another checkout (its explorer), e.g. main before the compiled one
+            old = [_bfs_once(kind, v, p, cap, baseline) for _ in range(runs)]
+            ocpu = med([g["cpu"] for g in old])
+            ours += f"  [baseline {ocpu:.2f} ({med([g['wall'] for g in old]):.2f}), {old[-1]['steps']} steps]"
+        theirs, sd, ratio, extra = "-", "-", "", ""
+        if spin:
+            w, _ = spin_build_model(d, f"{kind}-{v}-{size}", model, [p], registry, True)
+            sp = [spin_run_cpu(w) for _ in range(runs)]
+            scpu, swall = med([x[1] for x in sp]), med([x[0] for x in sp])
+            theirs, sd = f"{scpu:6.2f} ({swall:5.2f})", sp[-1][3] if sp[-1][2] == "violated" else sp[-1][2]
+            ratio = f"{cpu / scpu:6.2f}" if steps is not None and scpu > 0 else ""
+            if kind == "core":
+                for bfs in (True, False):
+                    w2, _ = spin_build_model(d, f"{kind}-{v}-2-2-2", Model(Config(2, 2, 2), v), [p], PROPERTIES, bfs)
+                    sp2 = [spin_run_cpu(w2) for _ in range(runs)]
+                    extra += (f"{'BFS' if bfs else '  DFS'} {med([x[1] for x in sp2]):.2f} ({med([x[0] for x in sp2]):.2f})"
+                              f" d={sp2[-1][3] if sp2[-1][2] == 'violated' else sp2[-1][2]}")
+        print(f"{kind:9} {v:26} {p:40} {size:18} {steps if steps is not None else '-':>5} {ours:>15} "
+              f"{theirs:>15} {sd:>6} {ratio:>6}  {extra}", flush=True)
 
 
 def _spin_verify(d: Path, runs: int, timeout: float, sizes: list[tuple[int, int, int]]) -> None:
@@ -284,6 +400,12 @@ def main() -> int:
     ap.add_argument("--fresh-runs", type=int, default=3, help="runs of `prove --fresh` (default 3)")
     ap.add_argument("--spin", default="bugs,verify", help="Spin parts: bugs, verify")
     ap.add_argument("--spin-timeout", type=float, default=900, help="seconds per exhaustive Spin run")
+    ap.add_argument("--bugs", default="", help="bug-finding rows to run: comma-separated substrings of "
+                    "model/variant/property (default: all)")
+    ap.add_argument("--baseline", default="", help="another checkout (e.g. /work/main) whose BFS is timed "
+                    "beside this one's in the bug-finding table")
+    ap.add_argument("--lc-states", type=int, default=3_000_000,
+                    help="BFS states per lifecycle ladder rung in the bug-finding table (prove uses 20000)")
     ap.add_argument("--sizes", default="2/2/2,2/3/2,3/3/3", help="sizes for the fixed-size and Spin verification rows")
     ap.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "spmbench"))
     args = ap.parse_args()
@@ -299,7 +421,8 @@ def main() -> int:
     if "scale" in only:
         bench_scale(args.runs, sizes)  # type: ignore[arg-type]
     if "spin" in only:
-        bench_spin(d, args.runs, set(args.spin.split(",")), args.spin_timeout, sizes)  # type: ignore[arg-type]
+        bench_spin(d, args.runs, set(args.spin.split(",")), args.spin_timeout, sizes,  # type: ignore[arg-type]
+                   args.lc_states, [x for x in args.bugs.split(",") if x], Path(args.baseline) if args.baseline else None)
     return 0
 
 

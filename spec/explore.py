@@ -3,14 +3,18 @@
 States are tuples of `Model.var_names` values; successors come from `Action.enabled`/`effect`
 with CONCRETE, so the search reads the same definition as the checker and the prover. BFS gives
 a shortest path (fewest steps from Init) to the first state, or step, that shows the target.
+The search runs on spec.explore_compile's code generated from those same functions (byte states,
+one generated function per level); `Explorer` below is the generic reading it falls back to and
+the tests compare it against.
 
 Targets: a state predicate (a state property fails), a step predicate (a watched action fires
 from a state where its condition fails), or a witness's stage chain (stages reached in order;
 the stage index is part of the search state, so "shortest" means shortest for the whole chain).
 
-No symmetry reduction: the variants treat threads of one role differently in their scenarios
-(lookup l0 is the setup thread, tool threads carry different scopes), so permuting thread ids
-is not known to preserve the targets, and the searches here finish well within budget without it.
+No symmetry or partial-order reduction: permuting agents, contexts or dispatches does not fix
+Init (a tool's `cx`, a dispatch's `da`, a lookup's `ag` start at element 0) and lookup l0 is the
+setup thread, so permuting ids is not known to preserve the targets; "shortest" is exact at the
+size the search ran.
 """
 from __future__ import annotations
 
@@ -213,8 +217,12 @@ def bfs(model: Model,
             except NotCompilable:
                 break
             try:
-                return _search(model, comp.successors, comp.as_tuple(model.init_state()), bad, step, stg,
-                               max_states, t0, timeout)
+                t_init = comp.as_tuple(model.init_state())
+                lvl = comp.level(bad_state, {i: (lambda b, s, a=model.actions[i]: bad_step[1](b, s, a))
+                                             for i in step}) if not stg else None  # type: ignore[index]
+                if lvl is not None:
+                    return _search_levels(model, lvl, t_init, bad, max_states, t0, timeout)
+                return _search(model, comp.successors, t_init, bad, step, stg, max_states, t0, timeout)
             except ValueError:
                 if not comp.packed:
                     raise
@@ -276,6 +284,41 @@ def _search(model: Model, succ: Callable[[StateT], list[tuple[int, StateT]]], t_
                 push(t2)
             if len(parent) >= max_states or time.monotonic() > deadline:
                 return done("cap", depth=depth)
+        frontier = nxt
+        depth += 1
+    return done("none", depth=depth)
+
+
+def _search_levels(model: Model, level: Callable[..., tuple | None], t_init: StateT,
+                   bad: Callable[[StateT], bool] | None, max_states: int, t0: float, timeout: float) -> BfsOutcome:
+    """`_search` with each level expanded by one generated function (spec.explore_compile.level):
+    the same states in the same order, the same path."""
+    acts = model.actions
+    parent: dict[StateT, tuple[StateT, int] | None] = {t_init: None}
+
+    def path_to(t: StateT, last: int | None = None) -> tuple[Action, ...]:
+        out: list[Action] = [] if last is None else [acts[last]]
+        while parent[t] is not None:
+            pt, ai = parent[t]  # type: ignore[misc]
+            out.append(acts[ai])
+            t = pt
+        return tuple(reversed(out))
+
+    def done(status: str, path: tuple[Action, ...] = (), depth: int = 0) -> BfsOutcome:
+        return BfsOutcome(status, path, len(parent), time.monotonic() - t0, depth)
+
+    if bad is not None and bad(t_init):
+        return done("found")
+    frontier = [t_init]
+    depth = 0
+    while frontier:
+        nxt: list[StateT] = []
+        got = level(frontier, parent, nxt.append, max_states, time.monotonic, t0 + timeout)
+        if got is not None:
+            kind, t, ai = got
+            if kind == 0:
+                return done("cap", depth=depth)
+            return done("found", path_to(t, ai) if kind == 1 else path_to(t), depth + 1)
         frontier = nxt
         depth += 1
     return done("none", depth=depth)

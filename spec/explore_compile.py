@@ -194,26 +194,76 @@ class Compiled:
                 by_pc.setdefault(pci, {}).setdefault(val, []).append((a, "True" if g is True else _text(g), body))
         except TypeError as e:
             raise NotCompilable(str(e)) from e
+        self.by_pc = by_pc
+        # threads are emitted in action order and a thread's actions are contiguous and in order,
+        # so successors come out in the model's action order (the generic explorer's), unsorted
+        spans = [(min(a.index for c in tb.values() for a, _, _ in c), max(a.index for c in tb.values() for a, _, _ in c))
+                 for tb in by_pc.values()]
+        self.ordered = all(spans[i][1] < spans[i + 1][0] for i in range(len(spans) - 1))
         lines = ["def f(t):", "    r = []", "    ap = r.append"]
-        for pci, table in by_pc.items():
-            lines.append(f"    v = t[{pci}]")
+        lines += self._emit("    ", lambda a, ind: [f"{ind}ap(({a.index}, {self.make}(l)))"])
+        lines += ([] if self.ordered else ["    r.sort()"]) + ["    return r"]
+        self.successors: Callable[[StateT], list[tuple[int, StateT]]] = _build("\n".join(lines) + "\n", "succ")
+
+    def _emit(self, ind0: str, fire: Callable[[Action, str], list[str]], before: Callable[[Action, str], list[str]]
+              = lambda a, ind: []) -> list[str]:
+        """The dispatch on each thread's program counter, each candidate's guard and post-state
+        `l`; `before(a, ind)` lines run when a is enabled (pre-state `t`), `fire(a, ind)` after `l`."""
+        lines = []
+        for pci, table in self.by_pc.items():
+            lines.append(f"{ind0}v = t[{pci}]")
             kw = "if"
             for val in sorted(table):
-                lines.append(f"    {kw} v == {val}:")
+                lines.append(f"{ind0}{kw} v == {val}:")
                 for a, g, body in table[val]:
-                    ind = "        "
+                    ind = ind0 + "    "
                     if g != "True":
                         lines.append(f"{ind}if {g}:")
                         ind += "    "
-                    lines += [ind + x for x in body] + [f"{ind}ap(({a.index}, {self.make}(l)))"]
+                    lines += before(a, ind) + [ind + x for x in body] + fire(a, ind)
                 kw = "elif"
-        # threads are emitted in action order and a thread's actions are contiguous and in order,
-        # so `r` comes out in the model's action order (the generic explorer's), unsorted
-        spans = [(min(a.index for c in tb.values() for a, _, _ in c), max(a.index for c in tb.values() for a, _, _ in c))
-                 for tb in by_pc.values()]
-        ordered = all(spans[i][1] < spans[i + 1][0] for i in range(len(spans) - 1))
-        lines += ([] if ordered else ["    r.sort()"]) + ["    return r"]
-        self.successors: Callable[[StateT], list[tuple[int, StateT]]] = _build("\n".join(lines) + "\n", "succ")
+        return lines
+
+    def text(self, fn: Callable[[Any, dict], object], var: str = "t") -> str:
+        """A predicate's source over the state named `var`."""
+        try:
+            x = fn(PY, {n: T(f"{var}[{i}]") for i, n in enumerate(self.names)})
+        except TypeError as e:
+            raise NotCompilable(str(e)) from e
+        return _text(x) if isinstance(x, T) else repr(bool(x))
+
+    def level(self, bad: Callable[[Any, dict], object] | None, step: dict[int, Callable[[Any, dict], object]]
+              ) -> Callable[..., tuple | None] | None:
+        """One breadth-first level as one function, the target inlined:
+        `f(frontier, parent, push, limit, mono, deadline)` expands every state of `frontier`,
+        records each new state's parent `(state, action index)` in `parent` and pushes it; it returns
+        None (level done), (0, None, 0) (the state limit or the deadline was reached after some
+        state), (1, t, i) (action i fires from t and breaks the step target) or (2, n, i) (n, new,
+        reached by i, is a bad state). The same visit order and checks as spec.explore._search
+        over `successors`; None if the successors need sorting (then `_search` runs)."""
+        if not self.ordered:
+            return None
+        bad_src = self.text(bad, "n") if bad is not None else "False"
+        step_src = {i: self.text(f, "t") for i, f in step.items()}
+
+        def before(a: Action, ind: str) -> list[str]:
+            src = step_src.get(a.index)
+            if src is None or src == "False":
+                return []
+            return [f"{ind}if {src}:", f"{ind}    return (1, t, {a.index})"]
+
+        def fire(a: Action, ind: str) -> list[str]:
+            out = [f"{ind}n = {self.make}(l)", f"{ind}if n not in parent:", f"{ind}    parent[n] = (t, {a.index})"]
+            if bad_src != "False":
+                out.append(f"{ind}    if {bad_src}:")
+                out.append(f"{ind}        return (2, n, {a.index})")
+            return out + [f"{ind}    push(n)"]
+
+        lines = ["def f(frontier, parent, push, limit, mono, deadline):", "    for t in frontier:"]
+        lines += self._emit("        ", fire, before)
+        lines += ["        if len(parent) >= limit or mono() > deadline:", "            return (0, None, 0)",
+                  "    return None"]
+        return _build("\n".join(lines) + "\n", "level")  # type: ignore[no-any-return]
 
     def _effect_src(self, a: Action) -> list[str]:
         """Statements building the post-state `n` from the pre-state `t`: a list copy, the
