@@ -32,7 +32,7 @@ def test_substituted_goal_equals_the_goal_built_on_the_post_state() -> None:
     inv = [c for c in conjuncts(v) if c.layer in layers]
     compared = structural = 0
     for pa in build_actions(v):
-        S, _, f, writes = pp._step(pa)
+        S, _, f, writes, _ = pp._step(pa)
         for c in inv:
             if not pp._reads(c) & writes:
                 continue
@@ -42,6 +42,26 @@ def test_substituted_goal_equals_the_goal_built_on_the_post_state() -> None:
             compared += 1
             structural += direct.eq(sub)
     assert compared > 100 and structural < compared  # some goals differ in form, none in meaning
+
+
+def test_lifecycle_substituted_goal_equals_the_goal_built_on_the_post_state() -> None:
+    """The lifecycle's consecution goals (spec.parametric.lifecycle_prove) read the same way."""
+    from spmcheck.spec.parametric import lifecycle_prove as lp
+
+    inv: dict[str, object] = {}
+    for prop in lp.LPROPS:
+        for c in lp._inv("final", prop):
+            inv.setdefault(c.name, c)
+    compared = 0
+    for pa in lp._actions("final"):
+        S, _, f, writes, subst = lp._step(pa)
+        for c in inv.values():
+            if not lp._reads(c) & writes:  # type: ignore[arg-type]
+                continue
+            direct = c.fn(f.post)  # type: ignore[attr-defined]
+            assert _same(direct, pp.substituted(lp._term(c), subst)), (pa.name, c.name)  # type: ignore[arg-type]
+            compared += 1
+    assert compared > 50
 
 
 def test_shared_can_move_term_equals_the_direct_one() -> None:

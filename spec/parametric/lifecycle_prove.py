@@ -212,40 +212,91 @@ def _reads(c: LConjunct) -> frozenset[str]:
     return frozenset(seen)
 
 
+@lru_cache(maxsize=None)
+def _term(c: LConjunct) -> z3.BoolRef:
+    """A conjunct over the shared pre-state `fresh_state("pre")`, built once through z3py (same
+    names, same Z3 symbols, so every query of every invariant shares it). Never inside a finite
+    universe: its quantifiers would be expanded over that universe's elements."""
+    from . import encoding
+
+    assert not encoding._FINITE, "a cached term built inside a finite universe"
+    return c.fn(fresh_state("pre"))
+
+
 @lru_cache(maxsize=64)
 def _hypothesis(inv: tuple[LConjunct, ...]) -> z3.BoolRef:
-    return conj(fresh_state("pre"), inv)
+    return z3.And(*[_term(c) for c in inv])
+
+
+@lru_cache(maxsize=64)
+def _hyp_solver(inv: tuple[LConjunct, ...]) -> z3.Solver:
+    """One solver holding Inv over the shared pre-state; each action's consecution goals are
+    asked on it in nested push/pop scopes, so Z3 internalizes the hypothesis once per invariant."""
+    sol = z3.Solver()
+    sol.add(_hypothesis(inv))
+    return sol
+
+
+_STEPS: dict[int, tuple] = {}
+
+
+def _step(pa: LAction) -> tuple:
+    """(pre-state, parameters, firing, written symbols, their replacements for a goal) of `pa`
+    over the shared pre-state, fired once per action: the consecution queries of every
+    invariant read the same step."""
+    from .lifecycle_transitions import SYMBOLS
+    from .prove import post_subst
+
+    got = _STEPS.get(id(pa))
+    if got is None or got[0] is not pa:
+        S = fresh_state("pre")
+        p = lparams(pa.name)
+        f = pa.fire(S, p)
+        writes = {k for k in S.fns if f.post.fns[k] is not S.fns[k]}
+        got = _STEPS[id(pa)] = (pa, S, p, f, writes, post_subst(S, f.post, writes, SYMBOLS))
+    return got[1:]
 
 
 def consecution(variant: str, pa: LAction, inv: Sequence[LConjunct], timeout: float) -> Check:
     """Inv ∧ step ⊨ Inv'; conjuncts reading nothing the step writes are left out of the goal
     (frame reasoning), and the goal is checked one conjunct at a time on one solver holding
     Inv ∧ step (push/pop): Z3 refutes the small negated goals much faster than their
-    disjunction. Valid iff every conjunct is; the first failing one is searched for a CTI."""
+    disjunction. Valid iff every conjunct is; the first failing one is searched for a CTI.
+    Each goal conjunct is its cached pre-state term with the written symbols replaced by the
+    step's updates (spec.parametric.prove.after), and Inv sits on a solver shared by every
+    action (`_hyp_solver`); an `unknown` there is asked again on a fresh solver."""
+    from .prove import substituted
+
     name = f"consecution:{pa.name}"
     frag = fragment_of(inv)
     t0 = time.monotonic()
-    S = fresh_state("pre")
-    p = lparams(pa.name)
-    f = pa.fire(S, p)
-    writes = {k for k in S.fns if f.post.fns[k] is not S.fns[k]}
+    S, p, f, writes, subst = _step(pa)
     goal = [c for c in inv if _reads(c) & writes]
-    sol = z3.Solver()
-    sol.add(_hypothesis(tuple(inv)), f.enabled(), *f.side)
-    for g in goal:
-        left = t0 + timeout - time.monotonic()
-        if left <= 0:
-            return Check(name, "unknown", frag, time.monotonic() - t0, None, "timeout")
-        sol.set("timeout", max(1, int(left * 1000)))
-        sol.push()
-        sol.add(z3.Not(g.fn(f.post)))
-        r = sol.check()
-        reason = sol.reason_unknown() if r == z3.unknown else ""
+    step = [f.enabled(), *f.side]
+    sol = _hyp_solver(tuple(inv))
+    sol.push()
+    try:
+        sol.add(*step)
+        for g in goal:
+            left = t0 + timeout - time.monotonic()
+            if left <= 0:
+                return Check(name, "unknown", frag, time.monotonic() - t0, None, "timeout")
+            neg = z3.Not(substituted(_term(g), subst))
+            sol.set("timeout", max(1, int(left * 1000)))
+            sol.push()
+            sol.add(neg)
+            r = sol.check()
+            sol.pop()
+            if r == z3.unknown:  # asked again on a fresh solver holding the whole query
+                r, fresh = queries.solve([_hypothesis(tuple(inv)), *step, neg],
+                                         max(0.001, t0 + timeout - time.monotonic()))
+                if r == z3.unknown:
+                    return Check(name, "unknown", frag, time.monotonic() - t0, None,
+                                 f"{g.name}: {fresh.reason_unknown()}")
+            if r == z3.sat:
+                return _consecution_cti(variant, pa, inv, g, max(1.0, t0 + timeout - time.monotonic()), t0)
+    finally:
         sol.pop()
-        if r == z3.unknown:
-            return Check(name, "unknown", frag, time.monotonic() - t0, None, f"{g.name}: {reason}")
-        if r == z3.sat:
-            return _consecution_cti(variant, pa, inv, g, max(1.0, t0 + timeout - time.monotonic()), t0)
     return Check(name, "valid", frag, time.monotonic() - t0)
 
 

@@ -75,53 +75,85 @@ def consecution(pa: PAction, inv: Sequence[Conjunct], timeout: float) -> Check:
     substitution in Z3, instead of building every goal conjunct again through z3py)."""
     def build(b: Bounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
         if b is None:
-            S, p, f, writes = _step(pa)
+            S, p, f, writes, subst = _step(pa)
         else:
             S = fresh_state("pre")
             p = action_params(pa.name, pa, b)
             f = pa.fire(S, p)
             writes = {k for k in S.fns if f.post.fns[k] is not S.fns[k]}
         goal = [c for c in inv if _reads(c) & writes]
-        if b is None:
-            hyp = _hypothesis(tuple(inv))
-            post = after(_hypothesis(tuple(goal)), S, f.post, writes)
+        if b is None:  # the hypothesis is already on the shared solver
+            post = substituted(_hypothesis(tuple(goal)), subst)
+            parts = [f.enabled(), *f.side, z3.Not(post)]
         else:
-            hyp, post = conj(S, inv), conj(f.post, goal)
-        parts = [hyp, f.enabled(), *f.side, z3.Not(post)] + (b.closure(S) if b else [])
+            parts = [conj(S, inv), f.enabled(), *f.side, z3.Not(conj(f.post, goal)), *b.closure(S)]
         return parts, lambda m: step_cti(m, S, f.post, pa, p, _note(m, f.post, inv))
 
-    return run_check(f"consecution:{pa.name}", build, fragment_of(inv), timeout)
+    return run_check(f"consecution:{pa.name}", build, fragment_of(inv), timeout, base=_hyp_solver(tuple(inv)))
+
+
+@lru_cache(maxsize=64)
+def _hyp_solver(inv: tuple[Conjunct, ...]) -> z3.Solver:
+    """One solver holding Inv over the shared pre-state: every consecution query of this
+    invariant (one per action) is asked on it in a push/pop scope (queries.solve_on)."""
+    s = z3.Solver()
+    s.add(_hypothesis(inv))
+    return s
 
 
 _STEPS: dict[int, tuple] = {}
 
 
 def _step(pa: PAction) -> tuple:
-    """(pre-state, parameters, firing, written symbols) of `pa` over the shared pre-state, built
-    once per action: every layer set's consecution query of the action reads the same step."""
+    """(pre-state, parameters, firing, written symbols, their replacements) of `pa` over the
+    shared pre-state, built once per action: every layer set's consecution query of the action
+    reads the same step."""
     got = _STEPS.get(id(pa))
     if got is None or got[0] is not pa:
         S = fresh_state("pre")
         p = action_params(pa.name, pa, None)
         f = pa.fire(S, p)
-        got = _STEPS[id(pa)] = (pa, S, p, f, {k for k in S.fns if f.post.fns[k] is not S.fns[k]})
+        writes = {k for k in S.fns if f.post.fns[k] is not S.fns[k]}
+        got = _STEPS[id(pa)] = (pa, S, p, f, writes, post_subst(S, f.post, writes))
     return got[1:]
 
 
-def after(term: z3.BoolRef, pre: PState, post: PState, writes: set[str]) -> z3.BoolRef:
+def after(term: z3.BoolRef, pre: PState, post: PState, writes: set[str],
+          symbols: dict[str, tuple[tuple[z3.SortRef, ...], z3.SortRef]] = SYMBOLS) -> z3.BoolRef:
     """`term` over `pre` read in `post`: each written symbol replaced by its updated value (a
-    declared function by the post-state's term over its arguments, a constant by its value)."""
+    declared function by the post-state's term over its arguments, a constant by its value).
+    `symbols`: the state's signature (the core's by default; the lifecycle passes its own)."""
+    return substituted(term, post_subst(pre, post, writes, symbols))
+
+
+Subst = tuple[list[tuple[z3.FuncDeclRef, z3.ExprRef]], list[tuple[z3.ExprRef, z3.ExprRef]]]
+
+
+def post_subst(pre: PState, post: PState, writes: set[str],
+               symbols: dict[str, tuple[tuple[z3.SortRef, ...], z3.SortRef]] = SYMBOLS) -> Subst:
+    """The replacements `after` makes, built once per step: a post-state symbol is a Python
+    closure that builds its update term on every call, which is dear for the lifecycle's
+    updates, so a step's goals share one list."""
     funs, consts = [], []
     for k in sorted(writes):
-        dom, _ = SYMBOLS[k]
+        dom, _ = symbols[k]
         if dom:
             decl = pre.fns[k]
             args = [z3.Var(i, d) for i, d in enumerate(dom)]
             funs.append((decl, post.fns[k](*args)))
         else:
             consts.append((pre.fns[k](), post.fns[k]()))
-    out = z3.substitute_funs(term, *funs) if funs else term
-    return z3.substitute(out, *consts) if consts else out
+    return funs, consts
+
+
+def substituted(term: z3.BoolRef, subst: Subst) -> z3.BoolRef:
+    """`term` with every replacement of `subst` made at once: one `substitute_funs` call, a
+    constant by its 0-ary declaration. Two calls in a row would be wrong when a function's
+    update reads a written constant (the lifecycle's `ser_en` reads `rc_all`): the second call
+    would replace the constant inside the first call's updates, reading it after the step."""
+    funs, consts = subst
+    pairs = funs + [(c.decl(), v) for c, v in consts]
+    return z3.substitute_funs(term, *pairs) if pairs else term  # type: ignore[return-value]
 
 
 def _inv(s: PState, inv: Sequence[Conjunct], b: Bounded | None) -> z3.BoolRef:

@@ -56,6 +56,25 @@ def solve(parts: Sequence[z3.BoolRef], timeout: float) -> tuple[z3.CheckSatResul
     return s.check(), s
 
 
+def solve_on(base: z3.Solver, parts: Sequence[z3.BoolRef], timeout: float) -> tuple[z3.CheckSatResult, str]:
+    """`parts` checked on `base`, a solver already holding a hypothesis many queries share, in
+    a push/pop scope: Z3 internalizes the shared hypothesis once instead of once per query. An
+    `unknown` there is asked again on a fresh solver holding everything (incremental mode skips
+    some preprocessing), so sharing can make a query cheaper but never changes its answer.
+    Returns the answer and, for `unknown`, Z3's reason."""
+    base.set("timeout", max(1, int(timeout * 1000)))
+    base.push()
+    try:
+        base.add(*parts)
+        r = base.check()
+    finally:
+        base.pop()
+    if r == z3.unknown:
+        r, s = solve([*base.assertions(), *parts], timeout)
+        return r, s.reason_unknown() if r == z3.unknown else ""
+    return r, ""
+
+
 class Bounded:
     """A universe of at most n elements per sort: quantifiers expand over the constants, and
     every term of sort Agent (`ag(l)`, the only function into a sort) is closed over them. A
@@ -84,17 +103,23 @@ CTI_SIZES = [(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2), (2, 2, 1), (2, 1, 2), (
 
 def run_check(name: str, build: Build, fragment: str, timeout: float,
               bounded: Callable[[tuple[int, ...], str], Any] = Bounded,
-              sizes: Sequence[tuple[int, ...]] = CTI_SIZES) -> Check:
+              sizes: Sequence[tuple[int, ...]] = CTI_SIZES, base: z3.Solver | None = None) -> Check:
     """One query: unsat = valid; sat = fails, with a CTI from the smallest bounded universe (of
     `bounded`'s kind, tried in `sizes` order) that has one; unknown = reported with Z3's reason,
-    never as valid. Shared by the core and the lifecycle encodings."""
+    never as valid. Shared by the core and the lifecycle encodings. With `base` (a solver
+    holding the query's hypothesis), `build(None)` leaves the hypothesis out and the query is
+    asked on `base` (`solve_on`); the bounded CTI search always builds everything."""
     t0 = time.monotonic()
     parts, _ = build(None)
-    r, s = solve(parts, timeout)
+    if base is not None:
+        r, why = solve_on(base, parts, timeout)
+    else:
+        r, s = solve(parts, timeout)
+        why = s.reason_unknown() if r == z3.unknown else ""
     if r == z3.unsat:
         return Check(name, "valid", fragment, time.monotonic() - t0)
     if r == z3.unknown:
-        return Check(name, "unknown", fragment, time.monotonic() - t0, None, s.reason_unknown())
+        return Check(name, "unknown", fragment, time.monotonic() - t0, None, why)
     deadline = t0 + timeout
     for size in sizes:
         b = bounded(size, name)
