@@ -4,6 +4,7 @@
     python bench/cpp_rates.py core final --matrix     # 2/4/8 agents x 4..64 threads
     python bench/cpp_rates.py --table --seeds 20      # README's table: historical variant x format x size
     python bench/cpp_rates.py --acceptance --seeds 20 # issue 11: final at 2/4/8 agents x 4/64 threads, >= 100 k events
+    python bench/cpp_rates.py --acceptance --seeds 20 --queue-ramp-us 5000   # the same with a driver knob
 
 Prints one JSON line per configuration: runs, accepted, violated (by property), diverged (by code
 and message), other; the first message of each distinct cause is kept verbatim. A rate script,
@@ -63,10 +64,14 @@ BUG_PROPS = {"stale-lookup": ("creation-consistent", "serializer-mirrors-refcoun
 # (a few tool threads, many queue threads). With 32 tool threads an agent's count seldom returns
 # to 0, so that row has its tool threads wait up to 2 ms between contexts (--idle-us): counts
 # cross 0 throughout the run, where the count-crossing races live (apply-after-unlock was 15/20
-# without, 19/20 with). It only sleeps: `final` stays accepted with it.
+# without, 19/20 with). It only sleeps: `final` stays accepted with it. The real-process shape
+# (8 tool threads, 56 queue threads) creates its queues over 5 ms (--queue-ramp-us): each queue
+# thread serves one agent's queue from a random time of the ramp on, so agents' first lookups (the
+# only inserts) meet contexts starting and stopping, not only the tools' first start
+# (global-flag was 15/20 without, 20/20 with).
 TABLE = ((1, 1, 3, 3, 150, 0.5, ()), (1, 2, 2, 2, 200, 0.2, ()), (1, 4, 4, 4, 100, 0.2, ()),
          (2, 2, 2, 2, 200, 0.2, ()), (2, 4, 8, 8, 100, 0.2, ()), (2, 8, 32, 32, 40, 0.2, ("--idle-us", "2000")),
-         (2, 8, 8, 56, 100, 0.2, ()))
+         (2, 8, 8, 56, 100, 0.2, ("--queue-ramp-us", "5000")))
 
 
 def table(seeds: int, variants: list[str], only: list[int] | None = None) -> list[str]:
@@ -93,30 +98,41 @@ def table(seeds: int, variants: list[str], only: list[int] | None = None) -> lis
     return rows
 
 
-def acceptance(seeds: int, jobs: int) -> list[str]:
-    """Issue 11's acceptance at its full count: `seeds` runs of `final` per configuration of
-    tests/test_cpp_acceptance.py (which runs fewer per configuration), each of >= EVENTS events
-    (`--events`), every one accepted. Markdown rows: configuration, accepted, smallest run."""
-    from tests.test_cpp_acceptance import CONFIGS, EVENTS  # the suite's configurations, not a copy
+def acceptance(seeds: int, extra: list[str]) -> list[str]:
+    """Issue 11's acceptance as tests/test_cpp_acceptance.py runs it (its configurations, its
+    pipelined recorders, `seeds` runs of `final` per configuration of >= EVENTS events each,
+    every one accepted), with `extra` driver knobs, and where the CPU goes: recording (the
+    recorders' rusage) and checking (this process). Markdown rows: configuration, accepted,
+    events per run, CPU per run recording / checking."""
+    import resource
+    import time
 
-    from spmcheck.checker.check_cli import checked
+    from tests.test_cpp_acceptance import CONFIGS, EVENTS, recorded  # the suite's, not a copy
 
     exe = binary()
-    rows = ["| agents | threads (updaters+lookups) | accepted | events per run (min-max) |", "|---|---|---|---|"]
+    rows = ["| agents | threads (updaters+lookups) | accepted | events per run (min-max) | CPU s per run: record / check |",
+            "|---|---|---|---|---|"]
+    tot_rec = tot_chk = 0.0
     for agents, upd, look in CONFIGS:
         with tempfile.TemporaryDirectory() as d:
-            outs = [str(Path(d) / f"{s}.log") for s in range(seeds)]
-            for s, out in enumerate(outs):
-                subprocess.run([str(exe), "--model", "core", "--variant", "final", "--seed", str(100_000 + s),
-                                "--format", "2", "--agents", str(agents), "--updaters", str(upd), "--lookups",
-                                str(look), "--events", str(EVENTS), "-o", out], check=True,
-                               stderr=subprocess.DEVNULL, timeout=600)
-            res = list(checked(outs, jobs))
+            res, rec, chk = [], 0.0, 0.0
+            c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            for _, out, _ in recorded(exe, Path(d), [100_000 + s for s in range(seeds)], agents, upd, look,
+                                      tuple(extra)):
+                t0 = time.process_time()
+                res.append(check_path(str(out)))
+                chk += time.process_time() - t0
+                out.unlink()
+            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            rec = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+        tot_rec, tot_chk = tot_rec + rec, tot_chk + chk
         ok = sum(r.verdict.value == "accepted" and r.events >= EVENTS for r in res)
         bad = [cause(r) for r in res if r.verdict.value != "accepted"]
         rows.append(f"| {agents} | {upd + look} ({upd}+{look}) | {ok}/{seeds}{' ' + str(bad) if bad else ''} | "
-                    f"{min(r.events for r in res)}-{max(r.events for r in res)} |")
+                    f"{min(r.events for r in res)}-{max(r.events for r in res)} | "
+                    f"{rec / seeds:.2f} / {chk / seeds:.2f} |")
         print(rows[-1], flush=True)
+    print(f"total CPU s: record {tot_rec:.1f}, check {tot_chk:.1f} ({6 * seeds} runs)", flush=True)
     return rows
 
 
@@ -130,11 +146,10 @@ def main() -> int:
                    help="the README's table for these historical variants (default: all four)")
     p.add_argument("--acceptance", action="store_true",
                    help="issue 11: final at the acceptance test's configurations, --seeds runs each")
-    p.add_argument("--jobs", type=int, default=2, help="--acceptance: checker processes")
     p.add_argument("--rows", default="", help="--table: only these rows of TABLE (comma-separated indices)")
     a, rest = p.parse_known_args()
     if a.acceptance:
-        acceptance(a.seeds, a.jobs)
+        acceptance(a.seeds, rest)  # rest: driver knobs, e.g. --queue-ramp-us 5000
         return 0
     if a.table is not None:
         table(a.seeds, a.table or list(BUG_PROPS), [int(x) for x in a.rows.split(",") if x])

@@ -84,6 +84,7 @@ class FastRun:
         self.edges: set[tuple[str, str]] = set()
         self.pend: list[tuple[str, str]] = []
         self.disp = _Tables()
+        self.once: set[str] = set()  # shaped texts seen once (_fast: a second sighting is cached whole)
         ns = prog.new_run(self.role, self.where, self.edges, self.pend, self.disp)
         self.fns: list[Callable[..., Any]] = ns["actions"]
         self.export = ns["export"]
@@ -428,6 +429,7 @@ def _fast(chk: V2Check, eng: FastRun, lines: list[str], i: int, n: int) -> int:
     (lines[i] is line n + 1)."""
     where, last, sq = eng.where, eng.last, chk.sq
     shape = eng.shape
+    once = eng.once
     exp = sq.expect
     exp_s = str(exp)
     events = chk.events
@@ -449,6 +451,13 @@ def _fast(chk: V2Check, eng: FastRun, lines: list[str], i: int, n: int) -> int:
             g0 = d.shapes.get(sh[0])
             if g0 is None:
                 break
+            if sp[2] in once:  # a text seen before (core: a few agent ids): the next is a dict hit
+                if len(d) < CACHE:
+                    d[sp[2]] = _bound(g0, sh[1])
+            else:  # a text seen once (a new dispatch id) is not kept in `d`, where it would crowd out
+                if len(once) >= CACHE:  # the texts that do repeat
+                    once.clear()
+                once.add(sp[2])
             n += 1
             j += 1
             r = g0(t, sh[1])
@@ -502,6 +511,19 @@ def _with_holes(fn: Any, args: tuple, holes: tuple, obs: tuple, named: tuple, t:
 
 def _shaped(g0: Any, vals: list[str], t: str) -> Any:
     return g0(t, vals)
+
+
+def _bound(g0: Any, vals: list[str]) -> Any:
+    """A shape's call with this line's element values bound: the call for the whole text. The
+    values are named here, once (`named` sets only grow, so naming them again per call is moot)."""
+    if isinstance(g0, functools.partial) and g0.func is _with_holes and not g0.keywords:
+        fn, args, holes, obs, named = g0.args
+        full = list(args)
+        for (i, h), s in zip(holes, named):
+            full[i] = vals[h]
+            s.add(vals[h])
+        return functools.partial(fn, *full, *obs)
+    return functools.partial(_shaped, g0, vals)
 
 
 def _as_thread(fn: Any, args: tuple, mine: tuple, obs: tuple, named: tuple, t: str) -> Any:

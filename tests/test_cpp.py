@@ -144,6 +144,8 @@ def test_lifecycle_known_bad_is_rejected(exe: Path, tmp_path: Path, variant: str
 
 def test_tsan_build_reports_no_race(tsan: Path, tmp_path: Path) -> None:
     for model, variant, extra in (("core", "final", ("--agents", "3", "--threads", "4", "--ops", "40")),
+                                  ("core", "final", ("--agents", "3", "--threads", "4", "--ops", "40",
+                                                     "--queue-ramp-us", "2000")),
                                   ("core", "pre-fix", ("--agents", "3", "--threads", "4", "--ops", "40")),
                                   ("lifecycle", "final", ("--dispatches", "30")),
                                   ("lifecycle", "slot-cleared-first", ("--dispatches", "30"))):

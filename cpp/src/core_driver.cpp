@@ -125,6 +125,21 @@ int run_core(const options& o) {
             seed_thread(o, 'l', i);
             auto& rng = pause_config().rng;
             start.arrive_and_wait();
+            if (o.queue_ramp_us > 0) {
+                // --queue-ramp-us: this thread is one queue, of agent i mod agents (every agent
+                // gets queues), created at a random time of the ramp, as an application creates
+                // its queues over a run (HIP: on a stream's first launch on a device) while tools
+                // start and stop contexts. create_queue's serializer() is the agent's first lookup
+                // only for its agent's first queue, so agents' first lookups (the only inserts)
+                // spread over the run instead of all meeting the tools' first start.
+                sleep_upto(o.queue_ramp_us);
+                const auto& agent = ids[static_cast<std::size_t>(i % o.agents)];
+                for (int k = 0; more(o, k); ++k) {
+                    qc.serializer(agent);
+                    pause_point();
+                }
+                return;
+            }
             for (int k = 0; more(o, k); ++k) {
                 auto a = std::uniform_int_distribution<int>(0, o.agents - 1)(rng);
                 qc.serializer(ids[static_cast<std::size_t>(a)]);

@@ -45,6 +45,7 @@ const char* kUsage =
     "usage: spmcheck-impl --model core|lifecycle --variant V -o FILE [--seed N] [--jitter P] [--format 1|2 (core)]\n"
     "  [--chunk N]: write each thread's records in runs of N, unmerged (check with --reorder-window)\n"
     "  core:      [--agents N<=8] [--updaters N] [--lookups N] [--threads N (each role)] [--ops N | --events N] [--hold-us N] [--idle-us N] [--gap-us N] [--holders N]\n"
+    "             [--queue-ramp-us N]: queues created over N us, each lookup thread one queue of one agent\n"
     "  lifecycle: [--agents N<=4] [--contexts N<=4] [--tools N<=8] [--dispatches N<=256] [--ops N]\n"
     "             [--max-ids N] [--timeouts 0|1] [--sync-timeout-us N]\n";
 
@@ -87,6 +88,7 @@ int main(int argc, char** argv) {
         else if (k == "--hold-us") o.hold_us = num(0, 1000000);
         else if (k == "--idle-us") o.idle_us = num(0, 1000000);
         else if (k == "--gap-us") o.gap_us = num(0, 1000000);
+        else if (k == "--queue-ramp-us") o.queue_ramp_us = num(0, 10000000);
         else if (k == "--holders") o.holders = num(1, 64);
         else if (k == "--seed") { if (!parse_int(val, 0, (1LL << 62), n)) { std::fprintf(stderr, "spmcheck-impl: bad --seed\n"); return 2; } o.seed = static_cast<std::uint64_t>(n); }
         else if (k == "--jitter") {
