@@ -4,7 +4,7 @@
     python bench/cpp_rates.py core final --matrix     # 2/4/8 agents x 4..64 threads
     python bench/cpp_rates.py --table --seeds 20      # README's table: historical variant x format x size
     python bench/cpp_rates.py --acceptance --seeds 20 # issue 11: final at 2/4/8 agents x 4/64 threads, >= 100 k events
-    python bench/cpp_rates.py --acceptance --seeds 20 --queue-ramp-us 5000   # the same with a driver knob
+    python bench/cpp_rates.py --acceptance --seeds 20 --knobs='--queue-ramp-us 5000'   # the same with a driver knob
 
 Prints one JSON line per configuration: runs, accepted, violated (by property), diverged (by code
 and message), other; the first message of each distinct cause is kept verbatim. A rate script,
@@ -146,10 +146,12 @@ def main() -> int:
                    help="the README's table for these historical variants (default: all four)")
     p.add_argument("--acceptance", action="store_true",
                    help="issue 11: final at the acceptance test's configurations, --seeds runs each")
+    p.add_argument("--knobs", default="", metavar="'--opt N ...'",
+                   help="--acceptance: driver knobs for every run, e.g. --knobs='--queue-ramp-us 5000'")
     p.add_argument("--rows", default="", help="--table: only these rows of TABLE (comma-separated indices)")
     a, rest = p.parse_known_args()
     if a.acceptance:
-        acceptance(a.seeds, rest)  # rest: driver knobs, e.g. --queue-ramp-us 5000
+        acceptance(a.seeds, a.knobs.split())
         return 0
     if a.table is not None:
         table(a.seeds, a.table or list(BUG_PROPS), [int(x) for x in a.rows.split(",") if x])

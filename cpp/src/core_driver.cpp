@@ -1,5 +1,6 @@
 // Core run: updater threads u<i> hold references (enable a scope, hold, disable the same scope,
-// like a context start/stop) while lookup threads l<i> call serializer() for random agents.
+// like a context start/stop) while lookup threads l<i> call serializer() for random agents (with
+// --queue-ramp-us: each for its own queue's agent, from the queue's creation on).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -26,6 +27,7 @@ void seed_thread(const options& o, char role, int i) {
 // application's first queue creations (the first serializer() lookup of each agent), which is
 // where the SDK's startup races live -- the serializer map only ever gains entries, so a stale
 // insert can happen only on an agent's first lookup. Threads spin (yielding) until all arrived.
+// With --queue-ramp-us the queue threads then wait for their queue's creation time (run_core).
 class start_line {
 public:
     explicit start_line(int n) : _left(n) {}
