@@ -330,47 +330,66 @@ def _bugs(d: Path, runs: int, lc_states: int, spin: bool, only: Sequence[str] = 
           f"{BFS_STATES} states per core rung as in prove, {lc_states} per lifecycle rung (prove: 20000, then BMC). "
           f"Spin: pan's user+system CPU, excluding generating and compiling pan.c; depth counts the steps before "
           f"the failing one for step properties. ratio = spmcheck CPU / Spin CPU.)")
-    print(f"{'model':9} {'variant':26} {'property':40} {'size (shortest at)':18} {'steps':>5} "
+    print(f"{'model':9} {'variant':26} {'property':40} {'size (shortest at)':18} {'steps':>5} {'states':>8} "
           f"{'spmcheck':>15} {'spin bfs':>15} {'spin d':>6} {'ratio':>6}  core: Spin BFS and DFS at 2/2/2")
     rows = [("core", v, p) for v, p in BUGS]
     rows += [("lifecycle", v, p) for v, p in default_pairs() if expected(v, p)[0] == "violated"]
     rows = [r for r in rows if not only or any(o in f"{r[0]}/{r[1]}/{r[2]}" for o in only)]
+    # 1: spmcheck's runs, each in a fresh process, one row after the other
+    ours: list[dict] = []
     for kind, v, p in rows:
         cap = BFS_STATES if kind == "core" else lc_states
         got = [_bfs_once(kind, v, p, cap) for _ in range(runs)]
-        cpu, wall = med([g["cpu"] for g in got]), med([g["wall"] for g in got])
-        steps, note = got[-1]["steps"], got[-1]["note"]
+        r = {"cpu": med([g["cpu"] for g in got]), "wall": med([g["wall"] for g in got]), "steps": got[-1]["steps"],
+             "note": got[-1]["note"]}
+        m = re.search(r"(\d+) states", r["note"])
+        r["states"] = int(m.group(1)) if m else None
         if kind == "core":
-            full: object = Config(2, 2, 2)
-            rung = _rung_of(kind, full, note)
-            size = f"{rung.agents}/{rung.updaters}/{rung.lookups}"  # type: ignore[attr-defined]
-            model, registry = Model(rung, v), PROPERTIES  # type: ignore[arg-type]
+            rung = _rung_of(kind, Config(2, 2, 2), r["note"])
+            r["size"] = f"{rung.agents}/{rung.updaters}/{rung.lookups}"  # type: ignore[attr-defined]
+            r["model"], r["registry"] = Model(rung, v), PROPERTIES  # type: ignore[arg-type]
+            if baseline is not None:
+                # the same search on another checkout (its generic explorer), one run
+                r["old"] = _bfs_once(kind, v, p, cap, baseline, baseline_timeout)
         else:
-            full = scenario(LConfig(), p)
-            rung = _rung_of(kind, full, note)
-            size = "a{}c{}t{}k{}".format(rung.agents, rung.contexts, rung.tools, rung.dispatches)  # type: ignore[attr-defined]
-            model, registry = LifecycleModel(rung, v), LPROPERTIES  # type: ignore[arg-type,assignment]
-        ours = f"{cpu:6.2f} ({wall:5.2f})" if steps is not None else f"not found ({note[:40]})"
-        if baseline is not None:
-            # the same search on another checkout (its explorer), e.g. main before the compiled one
-            # one run each, stopped after `baseline_timeout` s wall (the generic explorer is ~6x slower)
-            old = _bfs_once(kind, v, p, cap, baseline, baseline_timeout)
-            ours += (f"  [baseline {old['cpu']:.2f} ({old['wall']:.2f}), {old['steps']} steps]" if old["steps"]
-                     is not None else f"  [baseline: {old['note'][:40]}]")
-        theirs, sd, ratio, extra = "-", "-", "", ""
-        if spin:
-            w, _ = spin_build_model(d, f"{kind}-{v}-{size}", model, [p], registry, True)
-            sp = [spin_run_cpu(w) for _ in range(runs)]
-            scpu, swall = med([x[1] for x in sp]), med([x[0] for x in sp])
-            theirs, sd = f"{scpu:6.2f} ({swall:5.2f})", sp[-1][3] if sp[-1][2] == "violated" else sp[-1][2]
-            ratio = f"{cpu / scpu:6.2f}" if steps is not None and scpu > 0 else ""
+            rung = _rung_of(kind, scenario(LConfig(), p), r["note"])
+            r["size"] = "a{}c{}t{}k{}".format(rung.agents, rung.contexts, rung.tools, rung.dispatches)  # type: ignore[attr-defined]
+            r["model"], r["registry"] = LifecycleModel(rung, v), LPROPERTIES  # type: ignore[arg-type]
+        ours.append(r)
+    # 2: every pan generated and compiled before any is timed (three compilers at a time: under
+    # load compiling dominates the wall clock; pan's own runs below are timed one at a time)
+    builds: dict[tuple, tuple] = {}
+    if spin:
+        for (kind, v, p), r in zip(rows, ours):
+            builds[(kind, v, p, "rung")] = (f"{kind}-{v}-{r['size']}", r["model"], [p], r["registry"], True)
             if kind == "core":
                 for bfs in (True, False):
-                    w2, _ = spin_build_model(d, f"{kind}-{v}-2-2-2", Model(Config(2, 2, 2), v), [p], PROPERTIES, bfs)
-                    sp2 = [spin_run_cpu(w2) for _ in range(runs)]
+                    builds[(kind, v, p, bfs)] = (f"{kind}-{v}-2-2-2", Model(Config(2, 2, 2), v), [p], PROPERTIES, bfs)
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(3) as pool:
+            dirs = dict(zip(builds, pool.map(lambda b: spin_build_model(d, *b)[0], builds.values())))
+    # 3: Spin's runs and the table
+    for (kind, v, p), r in zip(rows, ours):
+        steps = r["steps"]
+        mine = f"{r['cpu']:6.2f} ({r['wall']:5.2f})" if steps is not None else f"not found ({r['note'][:40]})"
+        theirs, sd, ratio, extra = "-", "-", "", ""
+        if spin:
+            sp = [spin_run_cpu(dirs[(kind, v, p, "rung")]) for _ in range(runs)]
+            scpu, swall = med([x[1] for x in sp]), med([x[0] for x in sp])
+            theirs, sd = f"{scpu:6.2f} ({swall:5.2f})", sp[-1][3] if sp[-1][2] == "violated" else sp[-1][2]
+            ratio = f"{r['cpu'] / scpu:6.2f}" if steps is not None and scpu > 0 else ""
+            if kind == "core":
+                for bfs in (True, False):
+                    sp2 = [spin_run_cpu(dirs[(kind, v, p, bfs)]) for _ in range(runs)]
                     extra += (f"{'BFS' if bfs else '  DFS'} {med([x[1] for x in sp2]):.2f} ({med([x[0] for x in sp2]):.2f})"
                               f" d={sp2[-1][3] if sp2[-1][2] == 'violated' else sp2[-1][2]}")
-        print(f"{kind:9} {v:26} {p:40} {size:18} {steps if steps is not None else '-':>5} {ours:>15} "
+        old = r.get("old")
+        if old is not None:
+            extra += (f"  | baseline {old['cpu']:.2f} ({old['wall']:.2f}) {old['steps']} st" if old["steps"] is not None
+                      else f"  | baseline: {old['note'][:40]}")
+        states = r["states"] if r["states"] is not None else "-"
+        print(f"{kind:9} {v:26} {p:40} {r['size']:18} {steps if steps is not None else '-':>5} {states:>8} {mine:>15} "
               f"{theirs:>15} {sd:>6} {ratio:>6}  {extra}", flush=True)
 
 
