@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Sequence
 
 from .backend import CONCRETE, Backend, Term
@@ -239,6 +240,20 @@ def bfs(model: Model,
     return _search(model, succ, ex.as_tuple(model.init_state()), bad, step, stg, max_states, t0, timeout)
 
 
+def _path(acts: Sequence[Action], parent: dict, key: object, last: int | None = None) -> tuple[Action, ...]:
+    """The actions from the start to `key`, read back through the BFS parent map (key -> (parent
+    key, action index)); then `last`, a step property's failing action from `key`, if given."""
+    out: list[Action] = [] if last is None else [acts[last]]
+    while parent[key] is not None:
+        key, ai = parent[key]
+        out.append(acts[ai])
+    return tuple(reversed(out))
+
+
+def _outcome(parent: dict, t0: float, status: str, path: tuple[Action, ...] = (), depth: int = 0) -> BfsOutcome:
+    return BfsOutcome(status, path, len(parent), time.monotonic() - t0, depth)
+
+
 def _search(model: Model, succ: Callable[[StateT], list[tuple[int, StateT]]], t_init: StateT,
             bad: Callable[[StateT], bool] | None, step: dict[int, Callable[[StateT], bool]],
             stg: list[Callable[[StateT], bool]], max_states: int, t0: float, timeout: float) -> BfsOutcome:
@@ -251,16 +266,8 @@ def _search(model: Model, succ: Callable[[StateT], list[tuple[int, StateT]]], t_
     # parent map: state -> (parent state, action index); the path is rebuilt from it at the end
     parent: dict[StateT, tuple[StateT, int] | None] = {t_init: None}
 
-    def path_to(t: StateT, last: int | None = None) -> tuple[Action, ...]:
-        out: list[Action] = [] if last is None else [acts[last]]
-        while parent[t] is not None:
-            pt, ai = parent[t]  # type: ignore[misc]
-            out.append(acts[ai])
-            t = pt
-        return tuple(reversed(out))
-
-    def done(status: str, path: tuple[Action, ...] = (), depth: int = 0) -> BfsOutcome:
-        return BfsOutcome(status, path, len(parent), time.monotonic() - t0, depth)
+    path_to = partial(_path, acts, parent)
+    done = partial(_outcome, parent, t0)
 
     if bad is not None and bad(t_init):
         return done("found")
@@ -296,16 +303,8 @@ def _search_levels(model: Model, level: Callable[..., tuple | None], t_init: Sta
     acts = model.actions
     parent: dict[StateT, tuple[StateT, int] | None] = {t_init: None}
 
-    def path_to(t: StateT, last: int | None = None) -> tuple[Action, ...]:
-        out: list[Action] = [] if last is None else [acts[last]]
-        while parent[t] is not None:
-            pt, ai = parent[t]  # type: ignore[misc]
-            out.append(acts[ai])
-            t = pt
-        return tuple(reversed(out))
-
-    def done(status: str, path: tuple[Action, ...] = (), depth: int = 0) -> BfsOutcome:
-        return BfsOutcome(status, path, len(parent), time.monotonic() - t0, depth)
+    path_to = partial(_path, acts, parent)
+    done = partial(_outcome, parent, t0)
 
     if bad is not None and bad(t_init):
         return done("found")
@@ -338,16 +337,8 @@ def _search_stages(model: Model, succ: Callable[[StateT], list[tuple[int, StateT
     key0 = (t_init, advance(0, t_init))
     parent: dict[tuple, tuple[tuple, int] | None] = {key0: None}
 
-    def path_to(key: tuple) -> tuple[Action, ...]:
-        out: list[Action] = []
-        while parent[key] is not None:
-            pk, ai = parent[key]  # type: ignore[misc]
-            out.append(acts[ai])
-            key = pk
-        return tuple(reversed(out))
-
-    def done(status: str, path: tuple[Action, ...] = (), depth: int = 0) -> BfsOutcome:
-        return BfsOutcome(status, path, len(parent), time.monotonic() - t0, depth)
+    path_to = partial(_path, acts, parent)
+    done = partial(_outcome, parent, t0)
 
     if key0[1] == nst:
         return done("found")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from .model import Action, Model
+from .textterm import P
 
 StateT = tuple
 
@@ -31,60 +32,19 @@ def _lit(x: object) -> str:
     raise NotCompilable(f"cannot compile the value {x!r}")
 
 
-class T:
-    """A Python expression over the state tuple `t`; the comparison and arithmetic operators build
-    bigger ones (the same operators z3py and plain Python overload)."""
+class T(P):
+    """A Python expression over the state tuple `t`: spec.textterm's expression text (the
+    comparison and arithmetic operators are spelled alike in Python and Promela) with Python's
+    literals, failing as NotCompilable."""
 
-    __slots__ = ("src",)
+    __slots__ = ()
 
-    def __init__(self, src: str) -> None:
-        self.src = src
+    @property
+    def src(self) -> str:
+        return self.text
 
-    def _bin(self, op: str, o: object, rev: bool = False) -> "T":
-        a, b = (_lit(o), self.src) if rev else (self.src, _lit(o))
-        return T(f"({a} {op} {b})")
-
-    def __eq__(self, o: object) -> "T":  # type: ignore[override]
-        return self._bin("==", o)
-
-    def __ne__(self, o: object) -> "T":  # type: ignore[override]
-        return self._bin("!=", o)
-
-    def __lt__(self, o: object) -> "T":
-        return self._bin("<", o)
-
-    def __le__(self, o: object) -> "T":
-        return self._bin("<=", o)
-
-    def __gt__(self, o: object) -> "T":
-        return self._bin(">", o)
-
-    def __ge__(self, o: object) -> "T":
-        return self._bin(">=", o)
-
-    def __add__(self, o: object) -> "T":
-        return self._bin("+", o)
-
-    def __radd__(self, o: object) -> "T":
-        return self._bin("+", o, rev=True)
-
-    def __sub__(self, o: object) -> "T":
-        return self._bin("-", o)
-
-    def __rsub__(self, o: object) -> "T":
-        return self._bin("-", o, rev=True)
-
-    def __mul__(self, o: object) -> "T":
-        return self._bin("*", o)
-
-    def __rmul__(self, o: object) -> "T":
-        return self._bin("*", o, rev=True)
-
-    def __neg__(self) -> "T":
-        return T(f"(-{self.src})")
-
-    def __hash__(self) -> int:
-        return hash(self.src)
+    def _lit(self, x: object) -> str:
+        return _lit(x)
 
     def __bool__(self) -> bool:
         raise NotCompilable("a compiled term has no Python truth value (the definition branched on state)")

@@ -31,9 +31,13 @@ class P:
     def __init__(self, text: str) -> None:
         self.text = text
 
+    def _lit(self, x: object) -> str:
+        """How an operand prints (a subclass for another syntax overrides it)."""
+        return lit(x)
+
     def _bin(self, op: str, other: object, rev: bool = False) -> "P":
-        a, b = (lit(other), self.text) if rev else (self.text, lit(other))
-        return P(f"({a} {op} {b})")
+        a, b = (self._lit(other), self.text) if rev else (self.text, self._lit(other))
+        return type(self)(f"({a} {op} {b})")
 
     def __eq__(self, o: object) -> "P":  # type: ignore[override]
         return self._bin("==", o)
@@ -72,7 +76,7 @@ class P:
         return self._bin("*", o, rev=True)
 
     def __neg__(self) -> "P":
-        return P(f"(-{self.text})")
+        return type(self)(f"(-{self.text})")
 
     def __hash__(self) -> int:
         return hash(self.text)
