@@ -31,9 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                         help="check files in N warm worker processes, sharded by file (default 1; output identical)")
     parser.add_argument("--engine", choices=("compiled", "interp"), default="compiled",
-                        help="format v2 replay: 'compiled' (default: the definition compiled to Python, "
-                             "spec/lang/owcompile.py) or 'interp' (the reference interpreter, "
-                             "spec/lang/openworld.py); verdicts and messages are the same")
+                        help="'compiled' (default: the definition compiled to Python, spec/lang/owcompile.py; "
+                             "a core v1 file goes through it too, checker/v1fast.py) or 'interp' (the "
+                             "reference readings alone: spec/lang/openworld.py for v2, the v1 replay for v1); "
+                             "verdicts and messages are the same")
     parser.add_argument("--lock-graph", metavar="PATH", default=None,
                         help="write the merged lock-order graph of all files as DOT")
     parser.add_argument("--findings-fail", action="store_true",

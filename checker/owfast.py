@@ -393,16 +393,17 @@ def blocks(stream: BinaryIO, n: int) -> Iterator[tuple[int, list[str] | None, tu
             return
 
 
-def run_compiled(chk: V2Check, stream: BinaryIO, n0: int) -> bool:
-    """Check the rest of `stream` with the compiled engine; False (nothing read) when the
-    definition has no compiled reading."""
+def run_compiled(chk: V2Check, stream: BinaryIO, n0: int, eng: "FastRun | None" = None) -> bool:
+    """Check the rest of `stream` with the compiled engine (`eng`, or one for the header's
+    definition); False (nothing read) when the definition has no compiled reading."""
     h = chk.header
     assert h is not None
-    scope = h.scope
-    prog = program(h.model, h.variant, scope)
-    if prog is None:
-        return False
-    eng = FastRun(prog, h.model, h.variant, scope)
+    if eng is None:
+        scope = h.scope
+        prog = program(h.model, h.variant, scope)
+        if prog is None:
+            return False
+        eng = FastRun(prog, h.model, h.variant, scope)
     chk.rp = eng
     line = chk.line
     sq = chk.sq

@@ -5,6 +5,8 @@ conjuncts and observed values are checked, its effect applied, and the propertie
 Speed comes from memoising, not from a second model: the concrete evaluation is a pure function of
 (state, event), so the outcome of each distinct (state, event text) pair is computed once by the
 generic model code and then reused (states are interned as tuples). The memo is bounded.
+A core file is first tried through the compiled engine (checker/v1fast.py, `--engine compiled`),
+whose only verdict is `accepted`; any other outcome is this replay's, from the first line.
 """
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ MAX_EVIDENCE = 10
 MEMO_LIMIT = 1_000_000  # transitions kept before the memo is dropped (bounded memory)
 DEADLOCK = "lock-order-acyclic"
 MAX_FINDINGS = 20
+NO_END_NOTE = (f"no run_end marker (a v1 writer without {END_MARKER_KEY}=1): whether the run finished is "
+               "not known")
 
 
 class _Reads(dict):  # type: ignore[type-arg]
@@ -478,6 +482,12 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
 
     last_line = 0  # line of the last event or marker (a local: the fast path stays lean)
     sq = Sequence()
+    if only is None and reorder_window == 0:
+        fast = _accelerated(stream, name)
+        if fast is not None:
+            if on_edges is not None:
+                on_edges(list(fast.lock_edges))
+            return fast
     lines = reordered(read_lines(stream), reorder_window)
     ahead: list[tuple[int, str | None, object, bool]] = []
     for item in lines:  # the first line that is not blank or a comment says which format
@@ -604,6 +614,50 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
     return _finish(run, header, eng, state, events, lastw, lastt, edges, seen_any, replaying)
 
 
+def _accelerated(stream: BinaryIO, name: str) -> FileResult | None:
+    """A core v1 log through the compiled engine (checker/v1fast.py): its verdict when that run
+    ends accepted, else None with `stream` back where it was (the v1 replay then reads it all)."""
+    from . import openworld_check
+
+    if openworld_check.ENGINE != "compiled":
+        return None
+    try:
+        if not stream.seekable():
+            return None
+        start = stream.tell()
+    except (OSError, ValueError):
+        return None
+    res = _accelerate(stream, name)
+    if res is None:
+        stream.seek(start)
+    return res
+
+
+def _accelerate(stream: BinaryIO, name: str) -> FileResult | None:
+    from .v1fast import Fallback, check_v1
+
+    for n, text, err, _ in read_lines(stream):
+        if err is not None or text is None:
+            return None
+        if not text.strip() or text.startswith("#"):
+            continue
+        try:
+            h = parse_line(text)
+        except TraceSyntaxError:
+            return None
+        if not isinstance(h, Header) or _header_problem(h) is not None:
+            return None  # v2 (it has its own engine), the lifecycle, a bad header
+        eng = engine_for(h)
+        f0, failing0 = eng.check_state(eng.init_state())
+        if f0 is not None or failing0:
+            return None
+        try:
+            return check_v1(stream, name, replace(h, file=name, line=n), n, eng.model)
+        except Fallback:
+            return None
+    return None
+
+
 def _evidence(reads: tuple[str, ...], eng: Engine, lastw: list[int], lastt: list[str], n: int,
               text: str) -> tuple[Evidence, ...]:
     """The lines that last wrote the variables the failing check read, plus the line itself."""
@@ -667,8 +721,7 @@ def _verdict(run: _Run, header: AnyHeader | None, eng: Engine | None, state: lis
         return FileResult(name, Verdict.INCONCLUSIVE, 0, header.line, 1, "", "CHK303",
                           "no events: the trace is a header alone, which is almost always a broken capture",
                           (), (), 0, "", edges)
-    note = "" if run.ended else (f"no run_end marker (a v1 writer without {END_MARKER_KEY}=1): whether the run "
-                                 "finished is not known")
+    note = "" if run.ended else NO_END_NOTE
     return replace(_end_state(name, eng, state, events, lastw, lastt, edges), note=note)
 
 
