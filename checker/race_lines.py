@@ -4,7 +4,8 @@ The checker knows *that* a property failed and where; a reader of a real run wan
 the race: for a stale lookup the refcount read, the update that changed the count after it and the
 insert made from the stale value; for an apply-after-unlock the crossed updates (whose count
 changes came in one order) and the late apply (their transitions in the other), with the agent
-and the counts. This module finds them in the events up to the failing line. It reads only what
+and the counts; in the pre-refcount era (G0, no count on the lines) the stop or start whose
+apply disagrees with the contexts still holding. This module finds them in the events up to the failing line. It reads only what
 every core trace states on its lines (refcount_change old/new, refcount_read count,
 serializer_insert/enable/disable, update_begin/end, lookup_begin), so it serves v1 and v2 alike
 and never re-derives the verdict: it is called after the replay has rejected the trace.
@@ -224,6 +225,62 @@ def _late_apply(evs: list[_Ev], fail_line: int, base: _State) -> Race | None:
     return Race("late-apply", a, summary, tuple(lines))
 
 
+def _holder(e: _Ev) -> str:
+    """Whose reference an update_begin moves: its context (`holder=`) or else its thread."""
+    return e.args.get("holder") or e.thread
+
+
+def _switch_apply(evs: list[_Ev], fail_line: int) -> Race | None:
+    """P1 in the pre-refcount era (G0, `global-flag`): no count is kept, so no refcount_change is
+    on the lines. The one process-wide switch follows the last start or stop: a stop disables every
+    entry while another context still holds its start (or a start's enable lands after every
+    holder stopped). Cited: the late apply, its call's begin and flag store, and the holders it
+    disagrees with (their open starts, or the stops that ended them)."""
+    last: dict[str, _Ev] = {}  # holder -> the update_begin of its latest stored start or stop
+    open_: dict[str, _Ev] = {}  # thread -> its update_begin, until its flag store
+    late_by_agent: dict[str, _Ev] = {}
+    for e in evs:
+        if e.kind == "update_begin":
+            open_[e.thread] = e
+        elif e.kind == "flag_store" and e.thread in open_:  # where the model moves the holder's reference
+            b = open_.pop(e.thread)
+            last[_holder(b)] = b
+        elif e.kind in ("serializer_enable", "serializer_disable"):
+            late_by_agent[e.args.get("agent", "")] = e
+    bad = []
+    for a, ap in late_by_agent.items():
+        holding = [b for b in last.values() if _covers(b, a) and b.args.get("enable") == "1"]
+        if (ap.kind == "serializer_enable") != bool(holding):
+            bad.append((ap.line, a, ap, holding))
+    if not bad:
+        return None
+    _, a, late, holding = max(bad, key=lambda x: x[0])
+    t, on = late.thread, late.kind == "serializer_enable"
+    begins = [e for e in evs if e.thread == t and e.line < late.line and e.kind == "update_begin"]
+    call = begins[-1] if begins else None
+    store = [e for e in evs if e.thread == t and e.kind == "flag_store" and call is not None
+             and call.line < e.line < late.line]
+    lines = ([_ev(call, f"{t}'s {'start' if on else 'stop'} (update_begin enable={call.args.get('enable')})")]
+             if call is not None else [])
+    lines += [_ev(w, f"the flag store: the one process-wide switch set to {w.args.get('value')}") for w in store[-1:]]
+    if on:  # enabled with no holder: the stops that ended every holder of the agent
+        stops = [b for b in last.values() if _covers(b, a) and b.args.get("enable") == "0" and b.thread != t]
+        lines += [_ev(b, f"{_holder(b)}'s stop") for b in stops]
+        why = ", ".join(f"{_holder(b)} stopped at line {b.line}" for b in sorted(stops, key=lambda b: b.line))
+        summary = (f"global flag on agent {a}: {t}'s start enabled serializer.{a} at line {late.line} "
+                   f"after {why or 'every holder stopped'}; no context holds agent {a} (line {fail_line})")
+    else:
+        lines += [_ev(b, f"{_holder(b)}'s start, still holding agent {a}") for b in holding]
+        who = ", ".join(f"{_holder(b)} (started at line {b.line})" for b in sorted(holding, key=lambda b: b.line))
+        at = f" stored the flag 0 at line {store[-1].line} and" if store else ""
+        summary = (f"global flag on agent {a}: {t}'s stop{at} disabled serializer.{a} at line {late.line} while "
+                   f"{who} still {'holds' if len(holding) == 1 else 'hold'} it: one switch for every context, "
+                   f"no count (line {fail_line})")
+    lines.sort(key=lambda x: x.line)
+    lines.append(_ev(late, f"the apply: {t} {'enables' if on else 'disables'} serializer.{a}"))
+    return Race("global-switch", a, summary, tuple(dict.fromkeys(lines)))
+
+
 def cite(prop: str, lines: Iterable[tuple[int, str | None]], fail_line: int) -> Race | None:
     """The race of a P1/P2 violation at `fail_line`, from the trace's lines (number, text) in
     sequence order; None for any other property or when the lines do not show one."""
@@ -245,6 +302,8 @@ def cite(prop: str, lines: Iterable[tuple[int, str | None]], fail_line: int) -> 
     last = window[-1] if window[-1].line == fail_line else None
     if prop == P2_NAME and last is not None and last.kind == "serializer_insert":
         return _stale_read(window, last, base)
+    if not base.rc and not any(e.kind == "refcount_change" for e in window):
+        return _switch_apply(window, fail_line)  # no count on the lines: the pre-refcount era (G0)
     return _late_apply(window, fail_line, base)
 
 

@@ -64,6 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "that flushes full buffers would (check it with `spmcheck check --reorder-window N`)")
     parser.add_argument("-o", "--output", required=True, help="trace file to write")
     parser.add_argument("--json", metavar="PATH", help="write the JSON envelope ('-' for stdout)")
+    # the C++ core driver's schedule knobs (cpp/src/options.hpp); None keeps spmcheck-impl's default
+    cc = parser.add_argument_group("core, --impl cpp only (the C++ driver's schedule; default: its own)")
+    for flag, hi, what in CPP_CORE_KNOBS:
+        cc.add_argument(flag, type=int, default=None, metavar="N", help=f"{what} (0..{hi})")
     lc = parser.add_argument_group("lifecycle (--model lifecycle)")
     lc.add_argument("--contexts", type=int, default=2, help="SPM contexts (default 2)")
     lc.add_argument("--tools", type=int, default=2, help="tool threads t* (default 2)")
@@ -78,6 +82,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                     help="tools also call deactivate_client_contexts (default 0)")
     lc.add_argument("--destroy", type=int, choices=(0, 1), default=0,
                     help="tools also destroy SPM profiles of stopped contexts (default 0)")
+
+
+# (flag, largest value spmcheck-impl accepts, help): passed through to cpp/'s core driver unchanged
+CPP_CORE_KNOBS = (
+    ("--idle-us", 1_000_000, "max microseconds a tool thread waits between a stop and its next start"),
+    ("--gap-us", 1_000_000, "max microseconds of the pause in each gap between two lock scopes of one call"),
+    ("--queue-ramp-us", 10_000_000, "queues created over this many microseconds, each lookup thread one "
+     "queue of one agent (as HIP creates a device queue on a stream's first launch)"),
+    ("--holders", 64, "contexts a tool thread starts before stopping any (holder= ids)"),
+)
+
+
+def cpp_knobs(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """The C++-only core knobs given on the command line, as (flag, value)."""
+    return [(flag, v) for flag, _, _ in CPP_CORE_KNOBS
+            if (v := getattr(args, flag[2:].replace("-", "_"), None)) is not None]
 
 
 class UsageError(ValueError):
@@ -146,6 +166,10 @@ def run(args: argparse.Namespace) -> int:
         return run_cpp(args)
     if getattr(args, "chunk", 0):
         print("spmcheck: error: --chunk is written by the C++ sink only (add --impl cpp)", file=sys.stderr)
+        return exitcodes.USAGE
+    knobs = cpp_knobs(args)
+    if knobs:
+        print(f"spmcheck: error: {knobs[0][0]} is a knob of the C++ driver only (add --impl cpp)", file=sys.stderr)
         return exitcodes.USAGE
     lifecycle = getattr(args, "model", "core") == "lifecycle"
     try:

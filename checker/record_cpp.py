@@ -23,6 +23,8 @@ TSAN_EXIT = 66
 
 def command(args: argparse.Namespace, exe: str) -> list[str]:
     """spmcheck-impl argv for these record options (raises ValueError on an unsupported one)."""
+    from .record_cli import CPP_CORE_KNOBS, cpp_knobs
+
     lifecycle = getattr(args, "model", "core") == "lifecycle"
     known = CPP_LC_VARIANTS if lifecycle else CPP_CORE_VARIANTS
     if args.variant not in known:
@@ -44,9 +46,16 @@ def command(args: argparse.Namespace, exe: str) -> list[str]:
         cmd += ["--contexts", str(args.contexts), "--tools", str(args.tools), "--dispatches", str(args.dispatches),
                 "--max-ids", str(args.max_ids), "--timeouts", str(args.timeouts),
                 "--sync-timeout-us", str(max(1, round(args.sync_timeout * 1e6)))]
+        if cpp_knobs(args):
+            raise ValueError(f"{cpp_knobs(args)[0][0]} is a knob of the core driver (--model core)")
         if args.ops is not None:
             cmd += ["--ops", str(args.ops)]
         return cmd
+    for flag, v in cpp_knobs(args):
+        hi = next(h for f, h, _ in CPP_CORE_KNOBS if f == flag)
+        if not 0 <= v <= hi or (flag == "--holders" and v < 1):
+            raise ValueError(f"{flag} must be in {1 if flag == '--holders' else 0}..{hi} (got {v})")
+        cmd += [flag, str(v)]
     n = args.threads
     updaters = args.updaters if args.updaters is not None else (n if n is not None else 2)
     lookups = args.lookups if args.lookups is not None else (n if n is not None else 2)

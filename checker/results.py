@@ -50,6 +50,7 @@ class Race:
     """The race behind a core P1/P2 violation, by its trace lines (checker/race_lines.py)."""
 
     kind: str  # "stale-read" (a lookup inserted/enabled from a stale count) | "late-apply" (crossed updates)
+    #   | "global-switch" (G0: one process-wide switch, a stop disables under another holder)
     agent: str  # the agent, as the trace names it
     summary: str  # one sentence with the threads, line numbers and counts
     lines: tuple[Evidence, ...]  # the cited lines, in file order, each with its part in the race

@@ -160,6 +160,34 @@ def test_record_impl_cpp(exe: Path, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert out.read_text().startswith("spmcheck-trace v1 variant=final agents=2 updaters=2 lookups=2")
     assert record_cli.main(["--impl", "cpp", "--variant", "reversed-lookup-order", "-o", str(out)]) == 2
     assert "no core variant 'reversed-lookup-order'" in capsys.readouterr().err
+    # the C++ driver's schedule knobs pass through (the ramp: one agent's queue per lookup thread)
+    v2 = tmp_path / "ramp.log"
+    assert record_cli.main(["--impl", "cpp", "--variant", "final", "--format", "2", "--agents", "4",
+                            "--threads", "4", "--ops", "30", "--queue-ramp-us", "2000", "--idle-us", "20",
+                            "--gap-us", "5", "-o", str(v2)]) == 0
+    assert check_path(str(v2)).verdict.value == "accepted"
+    capsys.readouterr()
+    assert record_cli.main(["--variant", "final", "--queue-ramp-us", "10", "-o", str(out)]) == 2
+    assert "--queue-ramp-us is a knob of the C++ driver only" in capsys.readouterr().err
+    assert record_cli.main(["--impl", "cpp", "--variant", "final", "--idle-us", "-1", "-o", str(out)]) == 2
+    assert "--idle-us must be in 0..1000000" in capsys.readouterr().err
+    assert record_cli.main(["--impl", "cpp", "--model", "lifecycle", "--variant", "final", "--gap-us", "5",
+                            "-o", str(out)]) == 2
+    assert "knob of the core driver" in capsys.readouterr().err
+
+
+def test_cpp_knobs_reach_the_driver_argv() -> None:
+    import argparse
+
+    from spmcheck.checker.record_cpp import command
+
+    parser = argparse.ArgumentParser()
+    record_cli.add_arguments(parser)
+    args = parser.parse_args(["--impl", "cpp", "--variant", "final", "--queue-ramp-us", "5000", "--holders", "3",
+                              "-o", "x.log"])
+    argv = command(args, "impl")
+    assert argv[argv.index("--queue-ramp-us") + 1] == "5000" and argv[argv.index("--holders") + 1] == "3"
+    assert "--idle-us" not in argv  # not given: the driver keeps its own default
 
 
 def test_record_impl_cpp_without_compiler(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,

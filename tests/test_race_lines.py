@@ -101,8 +101,32 @@ def assert_late_apply(r: FileResult, text: str) -> None:
     assert f"serializer.{agent} {state} while refcount({agent})={count_before(text, agent, r.line + 1)}" in race.summary
 
 
+def assert_global_switch(r: FileResult, text: str) -> None:
+    """The race of a P1 violation in the pre-refcount era (G0, one process-wide switch): a stop's
+    disable of the agent's entry while another thread's start is still in force -- that thread's
+    only flag store between its start and the disable is the start's own (its stop, if begun, has
+    not taken effect)."""
+    race = r.race
+    assert isinstance(race, Race) and race.kind == "global-switch", r
+    lines = text.splitlines()
+    cited = [(e.line, *_words(lines[e.line - 1])) for e in race.lines]
+    assert [ln for ln, *_ in cited] == sorted(ln for ln, *_ in cited)
+    late_line, late_t, late_k, late_a = cited[-1]
+    assert late_k == "serializer_disable" and late_a["agent"] == race.agent and late_line < r.line
+    stop = [c for c in cited if c[1] == late_t and c[2] == "update_begin"]
+    assert len(stop) == 1 and stop[0][3]["enable"] == "0" and stop[0][0] < late_line, cited
+    starts = [c for c in cited if c[1] != late_t and c[2] == "update_begin"]
+    assert starts, cited
+    for ln, t, _, a in starts:
+        assert a["enable"] == "1" and (a["agents"] == "all" or race.agent in a["agents"].split(","))
+        stores = [i for i, w in enumerate(lines[ln:late_line - 1]) if w.split()[1:3] == [t, "flag_store"]]
+        assert len(stores) == 1, (t, ln, stores)  # the start's own store; none of a later stop
+        assert f"{t} (started at line {ln})" in race.summary
+    assert f"disabled serializer.{race.agent} at line {late_line}" in race.summary
+
+
 CASES = [("stale-lookup-violated.log", assert_stale_read), ("stale-lookup-a2-u2-l2.log", assert_stale_read),
-         ("apply-after-unlock-a2-u2-l2.log", assert_late_apply)]
+         ("apply-after-unlock-a2-u2-l2.log", assert_late_apply), ("global-flag-a2-u2-l2.log", assert_global_switch)]
 
 
 @pytest.mark.parametrize("name,check", CASES)
