@@ -36,7 +36,8 @@ class _Ev:
 
 
 _KINDS = frozenset(("update_begin", "update_end", "lookup_begin", "lookup_end", "refcount_change", "refcount_read",
-                    "serializer_insert", "serializer_enable", "serializer_disable", "flag_store"))
+                    "serializer_insert", "serializer_enable", "serializer_disable", "flag_store",
+                    "lock_acquire", "lock_release"))  # of the refcount lock only (see _event)
 
 
 def _event(n: int, text: str) -> _Ev | None:
@@ -44,6 +45,8 @@ def _event(n: int, text: str) -> _Ev | None:
     if len(parts) < 3 or not parts[0].isdigit() or parts[2] not in _KINDS:
         return None
     args = dict(p.split("=", 1) for p in parts[3:] if "=" in p)
+    if parts[2] in ("lock_acquire", "lock_release") and args.get("lock") != "refcount":
+        return None
     return _Ev(n, text, parts[1], parts[2], args)
 
 
@@ -82,6 +85,7 @@ class _State:
         self.entry: dict[str, bool] = {}  # agent -> enabled (present: the entry exists)
         self.last_apply: dict[str, _Ev] = {}
         self.open_update: dict[str, _Ev] = {}  # thread -> its update_begin, while inside the call
+        self.rc_writer: str | None = None  # the thread holding the refcount lock exclusively
 
     def count(self, agent: str) -> int:
         return self.rc.get(ALL, 0) + self.rc.get(agent, 0)
@@ -99,6 +103,10 @@ class _State:
             self.open_update[e.thread] = e
         elif e.kind == "update_end":
             self.open_update.pop(e.thread, None)
+        elif e.kind == "lock_acquire" and e.args.get("mode") == "exclusive":
+            self.rc_writer = e.thread
+        elif e.kind == "lock_release" and e.args.get("mode") == "exclusive" and self.rc_writer == e.thread:
+            self.rc_writer = None
 
 
 def _ev(e: _Ev, why: str) -> Evidence:
@@ -127,13 +135,16 @@ def _stale_read(evs: list[_Ev], ins: _Ev, base: _State) -> Race | None:
             if e.line >= ins.line:
                 break
             st.step(e)
-        busy = [u for th, u in st.open_update.items() if th != t and _covers(u, a)]
+        # in progress for agent a: an update of a, or any update inside W(refcount) (the pre-fix
+        # update reads `was` for every supported agent under it, digest §2.2)
+        busy = [u for th, u in st.open_update.items() if th != t and (_covers(u, a) or th == st.rc_writer)]
         for u in busy if not parts or cur == c else ():  # the changes after the read explain it otherwise
             ch = [e for e in evs if e.thread == u.thread and u.line < e.line < ins.line and _touches(e, a)]
             if ch and all(ch[-1].line != x.line for x in lines):
                 lines.append(_ev(ch[-1], f"the update in progress: {u.thread}'s count change, not yet applied"))
             elif not ch:
-                lines.append(_ev(u, f"the update in progress: {u.thread}'s update of agent {a}, begun"))
+                what = f"update of agent {a}" if _covers(u, a) else "update, inside W(refcount)"
+                lines.append(_ev(u, f"the update in progress: {u.thread}'s {what}, begun"))
         made = "enabled" if c > 0 else "disabled"
         summary = f"stale lookup of agent {a}: {t} read refcount({a})={c} at line {r.line}"
         if parts:

@@ -67,8 +67,16 @@ def assert_stale_read(r: FileResult, text: str) -> None:
     begun = [u for u in updates if u[2] == "update_begin"]
     assert updates and len(changes) + len(begun) == len(updates), cited
     assert all(t != rt and a["agent"] in (agent, "all") and ln < il for ln, t, k, a in changes), cited
-    assert all(t != rt and (a["agents"] == "all" or agent in a["agents"].split(",")) and ln < il
-               and not any(w[1:3] == [t, "update_end"] for w in (x.split() for x in lines[ln:il - 1]))
+    def inside_rc(t: str, ln: int) -> bool:  # t holds W(refcount) at the insert (acquired, not released)
+        held = False
+        for w in (x.split() for x in lines[ln:il - 1]):
+            if w[1:2] == [t] and w[2:4] in (["lock_acquire", "lock=refcount"], ["lock_release", "lock=refcount"]) \
+                    and "mode=exclusive" in w:
+                held = w[2] == "lock_acquire"
+        return held
+
+    assert all(t != rt and (a["agents"] == "all" or agent in a["agents"].split(",") or inside_rc(t, ln))
+               and ln < il and not any(w[1:3] == [t, "update_end"] for w in (x.split() for x in lines[ln:il - 1]))
                for ln, t, k, a in begun), cited
     for ln, _, _, a in changes:
         if ln > rl:
