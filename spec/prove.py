@@ -137,7 +137,8 @@ def bfs_ladder(model: Model, rungs: Sequence, make: Callable[[object], Model], b
                budget: Budget | None = None) -> tuple[list[Action], str] | None:
     """Breadth-first search from Init on each rung (small instances first): the first path found
     is a shortest one at that size; it is replayed at `model`'s size and must show the target
-    there. Each state visited is charged to `budget`. None: not found within `max_states` states per rung, or the path did not replay (then
+    there. Each state visited is charged to `budget`. A path that does not replay at `model`'s size
+    moves on to the next rung. None: no rung gave a replaying path within `max_states` states (then
     BMC searches; a BFS result is never a verdict by itself)."""
     from .explore import bfs
 
@@ -156,7 +157,7 @@ def bfs_ladder(model: Model, rungs: Sequence, make: Callable[[object], Model], b
         try:
             path = concretise(model, small, [a.index for a in out.path], [], ok, shrink=False)
         except InternalError:
-            return None
+            continue  # this rung's path does not replay at `model`'s size: a larger rung may still find one
         return path, f"bfs: shortest at {small_cfg.describe()}, {len(out.path)} steps, {out.states} states"
     return None
 
