@@ -6,10 +6,11 @@ cores shared with other work make it less than 2x); the checker's speedup is rea
 CPU seconds (user + sys of the child) are printed too: equal CPU at 1 and 2 jobs with no wall
 speedup means the cores were busy, not that the work was duplicated.
 
-    python bench/bench_jobs.py [--runs 3] [--ops 3000] [--files 4] [--dir DIR]
+    python bench/bench_jobs.py [--runs 3] [--ops 3000] [--long-ops 12000] [--files 4] [--dir DIR]
 
-Three sets of files: the corpus (every traces/*.log), --files traces recorded by `spmcheck
-record` (final design, distinct seeds, --ops calls per thread; format v1) and --files v2 runs of
+Four sets of files: the corpus (every traces/*.log), --files traces recorded by `spmcheck
+record` (final design, distinct seeds, --ops calls per thread; format v1), as many with
+--long-ops calls per thread (a 10 s recording is ~3.6 M events; these are ~0.5 M) and --files v2 runs of
 checker/simulate_v2.py (the compiled engine, --v2-events each). Each figure is the median of
 --runs fresh processes (imports included), the 1- and 2-process runs interleaved so that a change
 in load hits both.
@@ -29,7 +30,11 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "SPMCHECK_NO_SUPERVISE": "1"}
+# bytecode on: `pip install .` compiles every module at install time, so a user's `spmcheck check`
+# reads .pyc files; a shell with PYTHONDONTWRITEBYTECODE=1 (this workplace's default) would make
+# every process recompile the package from source and charge that serial start-up to --jobs
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV.update({"PYTHONPATH": str(ROOT), "SPMCHECK_NO_SUPERVISE": "1"})
 
 # the floor: str.split to tuples, files sharded over N processes exactly as `check --jobs N` does
 FLOOR = """
@@ -147,10 +152,23 @@ def measure(name: str, files: list[str], runs: int) -> float:
     return c.speedup
 
 
+def startup(files: list[str], runs: int) -> float:
+    """Median wall seconds of `spmcheck check` on the first 20 lines of one file: what every run
+    pays before its first event (imports, grammar, the compiled engine), the serial part of
+    --jobs (Amdahl: with start-up S and work W at one process, two give (S + W) / (S + W / 2))."""
+    d = Path(tempfile.mkdtemp(prefix="spmstart"))
+    small = d / "head.log"
+    with open(files[0], "rb") as f:
+        small.write_bytes(b"".join(ln for _, ln in zip(range(20), f)))
+    return statistics.median(timed(check_cmd([str(small)], 1))[0] for _ in range(runs))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ops", type=int, default=3000, help="calls per thread of each recorded trace")
+    ap.add_argument("--long-ops", type=int, default=12000,
+                    help="calls per thread of the longer recorded traces (0: skip that set)")
     ap.add_argument("--files", type=int, default=4, help="recorded traces (>= 4)")
     ap.add_argument("--v2-events", type=int, default=200_000, help="events of each simulated v2 trace")
     ap.add_argument("--dir", type=Path, default=None, help="where recorded traces are kept (default: a temp dir)")
@@ -159,9 +177,14 @@ def main() -> None:
     d.mkdir(parents=True, exist_ok=True)
     print(f"== check --jobs 2 vs --jobs 1 (median of {a.runs}; {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.1f}) ==")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(ROOT / p) for p in ("spmcheck", "spec", "checker"))],
+                   env=ENV, check=False, capture_output=True)
     corpus = sorted(str(p) for p in (ROOT / "traces").glob("*.log"))
+    print(f"start-up (check of a 20-line file): {startup(corpus, a.runs):.2f} s")
     measure("corpus traces/*.log", corpus, a.runs)
     measure(f"recorded (spmcheck record --variant final --ops {a.ops})", recorded(d, max(a.files, 4), a.ops), a.runs)
+    if a.long_ops:
+        measure(f"recorded, longer (--ops {a.long_ops})", recorded(d, max(a.files, 4), a.long_ops), a.runs)
     measure(f"format v2, compiled engine (simulated, {a.v2_events} events each)",
             simulated(d, max(a.files, 4), a.v2_events), a.runs)
 
