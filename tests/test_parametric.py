@@ -298,3 +298,55 @@ def test_invariant_of_a_proved_pair_holds_in_init() -> None:
     assert not _refuted(cfg, "final", inv, [Model(cfg, "final").init_state()])
     S = fresh_state("i")
     assert z3.is_expr(conj(S, inv))
+
+
+def test_cti_search_is_not_cut_by_a_slow_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failing query keeps its CTI when the machine is slow: the CTI search is bounded by Z3
+    resource units, the wall clock only by a safety net of WALL_FACTOR x the budget. Here the
+    clock jumps by the whole budget while the main query runs (a loaded machine); a search cut at
+    the query's own wall-clock deadline returned `fails` with no CTI (a flake seen side by side
+    with another suite)."""
+    from spmcheck.spec.parametric import queries
+    from spmcheck.spec.parametric.results import Cti
+
+    timeout, clock = 2.0, [100.0]
+    monkeypatch.setattr(queries.time, "monotonic", lambda: clock[0])
+    x = z3.Int("x")
+
+    def build(b):  # type: ignore[no-untyped-def]
+        clock[0] += timeout * 1.01 if b is None else 0.0  # the main query "took" the whole budget
+        return [x > 3], lambda m: Cti((1, 1, 1), (("x", str(m.eval(x))),), "", ())
+
+    c = queries.run_check("probe", build, "EPR", timeout, sizes=[(1, 1, 1)])
+    assert c.status == "fails" and c.cti is not None
+    assert c.cti.pre[0][0] == "x" and int(c.cti.pre[0][1]) > 3
+    # past the safety net, the search stops (and says so) instead of running on
+    clock[0] = 100.0
+
+    def late(b):  # type: ignore[no-untyped-def]
+        clock[0] += queries.WALL_FACTOR * timeout * 1.01 if b is None else 0.0
+        return [x > 3], lambda m: Cti((1, 1, 1), (), "", ())
+
+    c2 = queries.run_check("probe", late, "EPR", timeout, sizes=[(1, 1, 1)])
+    assert c2.status == "fails" and c2.cti is None and "no CTI" in c2.reason
+
+
+def test_parametric_checks_are_bounded_by_resource_units() -> None:
+    """`limit` bounds a check by Z3's rlimit (T * RLIMIT_PER_SECOND units, counted from the start
+    of the check): with the wall-clock net a minute away, a hard query stops on its units."""
+    import time
+
+    from spmcheck.spec.budget import RLIMIT_PER_SECOND
+    from spmcheck.spec.parametric import queries
+
+    x, y = z3.Ints("x y")
+    s = z3.Solver()
+    s.add(x * x * x + y * y * y == 1729, x > 1000000, y > 1000000)  # nonlinear: Z3 does not finish
+    before = s.statistics().get_key_value("rlimit count") if "rlimit count" in s.statistics().keys() else 0
+    queries.limit(s, 1e-3, time.monotonic() + 60)  # 10 000 units
+    t0 = time.monotonic()
+    assert s.check() == z3.unknown
+    assert s.reason_unknown() == "canceled", s.reason_unknown()  # Z3's word for rlimit, not "timeout"
+    assert time.monotonic() - t0 < 30
+    used = s.statistics().get_key_value("rlimit count") - before
+    assert int(1e-3 * RLIMIT_PER_SECOND) <= used <= 2 * int(1e-3 * RLIMIT_PER_SECOND) + 1000, used

@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 
 import z3
 
+from ..budget import WALL_FACTOR
 from ..lifecycle.expected import expected
 from ..lifecycle.properties import CORE_LPROPS
 from ..lifecycle.variants import LVARIANTS, LVariant
@@ -277,24 +278,23 @@ def consecution(variant: str, pa: LAction, inv: Sequence[LConjunct], timeout: fl
     sol.push()
     try:
         sol.add(*step)
+        deadline = queries.safety_net(timeout)  # each goal is bounded by resource units
         for g in goal:
-            left = t0 + timeout - time.monotonic()
-            if left <= 0:
-                return Check(name, "unknown", frag, time.monotonic() - t0, None, "timeout")
+            if deadline <= time.monotonic():
+                return Check(name, "unknown", frag, time.monotonic() - t0, None, "wall-clock safety net reached")
             neg = z3.Not(substituted(_term(g), subst))
-            sol.set("timeout", max(1, int(left * 1000)))
+            queries.limit(sol, timeout, deadline)
             sol.push()
             sol.add(neg)
             r = sol.check()
             sol.pop()
             if r == z3.unknown:  # asked again on a fresh solver holding the whole query
-                r, fresh = queries.solve([_hypothesis(tuple(inv)), *step, neg],
-                                         max(0.001, t0 + timeout - time.monotonic()))
+                r, fresh = queries.solve([_hypothesis(tuple(inv)), *step, neg], timeout, deadline)
                 if r == z3.unknown:
                     return Check(name, "unknown", frag, time.monotonic() - t0, None,
                                  f"{g.name}: {fresh.reason_unknown()}")
             if r == z3.sat:
-                return _consecution_cti(variant, pa, inv, g, max(1.0, t0 + timeout - time.monotonic()), t0)
+                return _consecution_cti(variant, pa, inv, g, timeout, t0)
     finally:
         sol.pop()
     return Check(name, "valid", frag, time.monotonic() - t0)
@@ -558,8 +558,8 @@ def abstraction_check(variant: str, timeout: float) -> Check:
             keep = pa.keeps(S, p, counter)
             if z3.is_true(keep):
                 continue  # writes neither the counter nor what it counts
-            r, _ = queries.solve([_hypothesis(tuple(inv)), f.enabled(), *f.side, z3.Not(keep)],
-                                 max(0.001, t0 + timeout - time.monotonic()))
+            r, _ = queries.solve([_hypothesis(tuple(inv)), f.enabled(), *f.side, z3.Not(keep)], timeout,
+                                 t0 + WALL_FACTOR * timeout)
             if r == z3.sat:
                 return Check(name, "fails", frag, time.monotonic() - t0, None,
                              f"{pa.name} changes {counter} other than what it counts")

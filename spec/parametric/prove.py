@@ -25,8 +25,8 @@ from ..variants import VARIANTS, Variant
 from .transitions import PAction, Params, build_actions
 from .encoding import LOCK_REL, READING, ROLE_SORT, SYMBOLS, Agent, Lookup, PState, Updater, at, enabled, exists, forall, fresh_state
 from .invariants import Conjunct, lock_table
-from .queries import (Bounded, action_params, conj, failing_conjuncts, fragment_of, init, run_check, state_cti,
-                      step_cti)
+from .queries import (Bounded, action_params, conj, failing_conjuncts, fragment_of, init, limit, run_check, safety_net,
+                      state_cti, step_cti)
 from .results import Cti
 from .results import Check, ParamResult, any_size_text, conclude, render_text
 
@@ -102,7 +102,7 @@ def _goals_refuted(pa: PAction, inv: Sequence[Conjunct], timeout: float) -> bool
     solver (Inv ∧ step in a push/pop scope): Z3 refutes the small negated goals faster than
     their disjunction, and all of them refuted is the consecution query refuted. False as soon
     as one is not `unsat`; the caller then asks the whole query."""
-    t0 = time.monotonic()
+    deadline = safety_net(timeout)  # each goal is bounded by resource units; this is the net
     S, p, f, writes, subst = _step(pa)
     goal = [c for c in inv if _reads(c) & writes]
     sol = _hyp_solver(tuple(inv))
@@ -110,10 +110,9 @@ def _goals_refuted(pa: PAction, inv: Sequence[Conjunct], timeout: float) -> bool
     try:
         sol.add(f.enabled(), *f.side)
         for g in goal:
-            left = t0 + timeout - time.monotonic()
-            if left <= 0:
+            if deadline <= time.monotonic():
                 return False
-            sol.set("timeout", max(1, int(left * 1000)))
+            limit(sol, timeout, deadline)
             sol.push()
             sol.add(z3.Not(substituted(_term(g), subst)))
             r = sol.check()

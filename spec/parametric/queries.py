@@ -1,7 +1,11 @@
 """The Z3 queries of a parametric proof and CTI extraction from their models.
 
-Each query is one solver call with a timeout: `unsat` = the check is valid, `sat` = it fails and
+Each query is one solver call with a budget: `unsat` = the check is valid, `sat` = it fails and
 the model is a finite counterexample (CTI), `unknown` = reported with Z3's reason, never as valid.
+A budget of T seconds is Z3 resource units per check (`rlimit`, T * spec.budget.RLIMIT_PER_SECOND),
+with the wall clock only a safety net (WALL_FACTOR * T), so a busy machine makes a proof slower,
+not different -- the CTI search too: under a wall-clock deadline a failing query once came back
+without its CTI on a loaded machine.
 """
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any, Callable, Sequence
 
 import z3
 
+from ..budget import RLIMIT_PER_SECOND, WALL_FACTOR
 from ..programs import LOOKUP_LABELS, UPDATER_LABELS
 from ..vocabulary import Config
 from .transitions import PAction, Params
@@ -49,9 +54,24 @@ def fragment_of(inv: Sequence[Conjunct], extra: str = "") -> str:
     return "EPR"
 
 
-def solve(parts: Sequence[z3.BoolRef], timeout: float) -> tuple[z3.CheckSatResult, z3.Solver]:
+def limit(s: z3.Solver, timeout: float, deadline: float | None = None) -> None:
+    """Bound the next check of `s`: `timeout` seconds' worth of resource units (Z3 counts them
+    from the start of each check, the same on an idle and a busy machine); the wall clock, up to
+    `deadline` (default WALL_FACTOR * timeout from now), is only the safety net."""
+    s.set("rlimit", max(1, int(timeout * RLIMIT_PER_SECOND)))
+    wall = WALL_FACTOR * timeout if deadline is None else deadline - time.monotonic()
+    s.set("timeout", max(1, int(min(wall, 2e6) * 1000)))
+
+
+def safety_net(timeout: float) -> float:
+    """The wall-clock deadline of a group of checks that share `timeout` (never a verdict)."""
+    return time.monotonic() + WALL_FACTOR * timeout
+
+
+def solve(parts: Sequence[z3.BoolRef], timeout: float, deadline: float | None = None
+          ) -> tuple[z3.CheckSatResult, z3.Solver]:
     s = z3.Solver()
-    s.set("timeout", max(1, int(timeout * 1000)))
+    limit(s, timeout, deadline)
     s.add(*parts)
     return s.check(), s
 
@@ -62,7 +82,7 @@ def solve_on(base: z3.Solver, parts: Sequence[z3.BoolRef], timeout: float) -> tu
     `unknown` there is asked again on a fresh solver holding everything (incremental mode skips
     some preprocessing), so sharing can make a query cheaper but never changes its answer.
     Returns the answer and, for `unknown`, Z3's reason."""
-    base.set("timeout", max(1, int(timeout * 1000)))
+    limit(base, timeout)
     base.push()
     try:
         base.add(*parts)
@@ -120,15 +140,14 @@ def run_check(name: str, build: Build, fragment: str, timeout: float,
         return Check(name, "valid", fragment, time.monotonic() - t0)
     if r == z3.unknown:
         return Check(name, "unknown", fragment, time.monotonic() - t0, None, why)
-    deadline = t0 + timeout
+    deadline = t0 + WALL_FACTOR * timeout  # safety net only: each size is bounded by units
     for size in sizes:
         b = bounded(size, name)
         with finite_universe(b.elems):
             bparts, render = build(b)
-            left = deadline - time.monotonic()
-            if left <= 0:
+            if deadline <= time.monotonic():
                 break
-            r2, s2 = solve(bparts, left)
+            r2, s2 = solve(bparts, timeout, deadline)
             if r2 == z3.sat:
                 return Check(name, "fails", fragment, time.monotonic() - t0, render(s2.model()))
     return Check(name, "fails", fragment, time.monotonic() - t0, None,
