@@ -16,6 +16,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from floors import read_lines, split_to_tuples  # noqa: E402  # the floors of every checker bench
 
 
 def generate(path: Path, events: int, seed: int = 1) -> None:
@@ -34,20 +36,13 @@ def generate(path: Path, events: int, seed: int = 1) -> None:
 
 def floor_read(path: Path) -> float:
     t = time.perf_counter()
-    n = 0
-    with open(path, "rb") as f:
-        for _ in f:
-            n += 1
+    read_lines(path)
     return time.perf_counter() - t
 
 
 def floor_split(path: Path) -> float:
     t = time.perf_counter()
-    with open(path, "rb") as f:
-        for raw in f:
-            p = raw.decode().split()
-            if p and p[0][0].isdigit():
-                _ = (int(p[0]), p[1], p[2], tuple(tuple(x.split("=", 1)) for x in p[3:]))
+    split_to_tuples(path)
     return time.perf_counter() - t
 
 

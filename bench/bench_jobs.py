@@ -40,23 +40,17 @@ ENV.update({"PYTHONPATH": str(ROOT), "SPMCHECK_NO_SUPERVISE": "1"})
 FLOOR = """
 import sys
 from concurrent.futures import ProcessPoolExecutor
+sys.path.insert(0, BENCH)
+from floors import split_to_tuples  # bench/floors.py: the floor of every checker bench
 def split(path):
-    n = 0
-    for _ in range(REPEAT):
-        with open(path, "rb") as f:
-            for raw in f:
-                p = raw.decode().split()
-                if p and p[0][0].isdigit():
-                    _ = (int(p[0]), *p[1:3], tuple(tuple(x.split("=", 1)) for x in p[3:]))
-                    n += 1
-    return n
+    return sum(split_to_tuples(path) for _ in range(REPEAT))
 REPEAT, jobs, files = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 if jobs == 1:
     print(sum(map(split, files)))
 else:
     with ProcessPoolExecutor(jobs) as ex:
         print(sum(ex.map(split, files)))
-"""
+""".replace("BENCH", repr(str(Path(__file__).resolve().parent)))
 
 
 def timed(cmd: list[str]) -> tuple[float, float, str]:
