@@ -59,3 +59,21 @@ class ProofResult:
         d["witnesses"] = [asdict(w) for w in self.witnesses]
         d["matches"] = self.matches
         return d
+
+
+@dataclass(frozen=True)
+class RefinementResult:
+    """The core's lock-step call against the lifecycle's atomic step (spec.refinement): one record
+    per (variant, check); `check` is `sequential` (the call alone leaves the shared state as the
+    atomic step does), `atomicity` (two-phase locking on the refcount lock) or `refines` (both)."""
+
+    variant: str
+    check: str
+    verdict: str  # proved | violated | unknown
+    sizes: str  # the agent counts checked, e.g. "1..3 agents"
+    reason: str
+    seconds: float
+    source: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
