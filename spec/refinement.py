@@ -47,6 +47,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import z3
 
 from .backend import CONCRETE
+from .budget import Budget, as_budget
 from .lang.finite import Universe
 from .lang.syntax import Func, Protocol
 from .model import Action, Model
@@ -72,7 +73,6 @@ LC_SCOPE = "agents_mask"
 
 SIZES = (1, 2, 3)  # agents
 MAX_STEPS = 96  # a call that has not returned alone within this many steps is reported
-TIMEOUT_MS = 120_000  # per query (a safety net: the largest takes seconds)
 STRIDE = 8  # steps unrolled between two "has every run returned?" queries
 SOURCE = ("issue 10 'What to build' item 3; digest §2.1 / §2.2 post-fix (QueueController::serializer, "
           "update_serialization [SRC amd-vkale@5d4ce3a9]); spec/lifecycle/definition.py "
@@ -269,14 +269,16 @@ def _pre(model: Model, s: Mapping[str, z3.ExprRef], thread: str) -> list[z3.Bool
     return out
 
 
-def _query(solver: z3.Solver, goal: z3.BoolRef) -> tuple[z3.CheckSatResult, z3.ModelRef | None]:
-    """Is `goal` satisfiable on some run (the solver holds the pre-state and the unrolled steps)?"""
+def _query(solver: z3.Solver, goal: z3.BoolRef, budget: Budget) -> tuple[z3.CheckSatResult, z3.ModelRef | None, str]:
+    """Is `goal` satisfiable on some run (the solver holds the pre-state and the unrolled steps)?
+    Bounded by resource units (spec.budget: the same verdict on a loaded machine); `unknown`
+    comes with its reason."""
     solver.push()
     solver.add(goal)
-    r = solver.check()
+    r, why = budget.check(solver)
     m = solver.model() if r == z3.sat else None
     solver.pop()
-    return r, m
+    return r, m, why
 
 
 def _mask(scope: Sequence[int]) -> int:
@@ -329,7 +331,7 @@ def _lifecycle_side(lc: Any, role: str, entry: Action, ls: dict[str, z3.ExprRef]
                   ls[lc.universe.key(funcs[LC_AGENT], [k0])] == entry.params["agent"]]
 
 
-def check_call(v: Variant, role: str, n: int) -> Case:
+def check_call(v: Variant, role: str, n: int, budget: float | Budget = 300.0) -> Case:
     """Both checks for a role's call at n agents, over every entry instance at once."""
     model, thread, entries = _models(v, role, n)
     lc = _lifecycle(n)
@@ -339,13 +341,13 @@ def check_call(v: Variant, role: str, n: int) -> Case:
     saved = Z3.width  # one shared backend: BMC and induction set their own int sort
     Z3.width = width
     try:
-        return _check_call(model, thread, role, entries, n, lc, width)
+        return _check_call(model, thread, role, entries, n, lc, width, as_budget(budget))
     finally:
         Z3.width = saved
 
 
 def _check_call(model: Model, thread: str, role: str, entries: list[Action], n: int, lc: Any,
-                width: int) -> Case:
+                width: int, budget: Budget) -> Case:
     run = Run(model, thread, entries, width)
     s0 = run.states[0]
     ls = _state(lc, "lc", width)
@@ -376,7 +378,6 @@ def _check_call(model: Model, thread: str, role: str, entries: list[Action], n: 
             val = as_term(eff.get(name, ls[name]), lkinds[name], width)
             lc_post[name] = val if name not in lc_post else z3.If(z3.Or(*sels), val, lc_post[name])
     solver = z3.Solver()
-    solver.set("timeout", TIMEOUT_MS)
     solver.add(*cons)
 
     def call_of(m: z3.ModelRef) -> str:
@@ -389,12 +390,12 @@ def _check_call(model: Model, thread: str, role: str, entries: list[Action], n: 
         for _ in range(STRIDE):
             solver.add(*run.extend())
             k += 1
-        r, m = _query(solver, z3.Not(run.idle(k)))
+        r, m, why = _query(solver, z3.Not(run.idle(k)), budget)
         if r == z3.unsat:
             break
         not_run = "the call's runs are not all known"
         if r != z3.sat:
-            return Case(role, n, "unknown", f"solver {r} while unrolling to step {k}", "unknown", not_run)
+            return Case(role, n, "unknown", f"{why} while unrolling to step {k}", "unknown", not_run)
         assert m is not None
         if run.blocked(m):
             return Case(role, n, "violated", f"{call_of(m)} blocks when run alone: {run.describe(m, k)}",
@@ -414,7 +415,7 @@ def _check_call(model: Model, thread: str, role: str, entries: list[Action], n: 
             ret = z3.If(c0 == run.acts.index(e), end[model.universe.key(en, [e.params["agent"]])], ret)
         obs = _bool(_lc_step(lc, LOOKUP_STEP).observed(Z3, ls)[LC_RETURNS])
         diffs.append((f"{LC_RETURNS} (the entry's state at return)", obs != ret))
-    r, m = _query(solver, z3.Or(*[d for _, d in diffs]))
+    r, m, why = _query(solver, z3.Or(*[d for _, d in diffs]), budget)
     if r == z3.sat:
         assert m is not None
         which = [key for key, d in diffs if z3.is_true(m.eval(d, model_completion=True))]
@@ -424,7 +425,7 @@ def _check_call(model: Model, thread: str, role: str, entries: list[Action], n: 
     elif r == z3.unsat:
         seq = ("proved", f"every run returns within {k} steps and leaves {', '.join(keys)} as the atomic step does")
     else:
-        seq = ("unknown", f"solver {r} on the refinement query")
+        seq = ("unknown", f"{why} on the refinement query")
 
     # 2. the region lock: one lock held from the call's first access of the abstraction to its
     # last (a step's work is under a lock it holds before the step or acquires in it)
@@ -445,13 +446,13 @@ def _check_call(model: Model, thread: str, role: str, entries: list[Action], n: 
             held = [run.states[i][key] for i in range(k + 1)]
             bad = [z3.And(acc[i], z3.Not(held[i]), z3.Not(held[i + 1])) for i in range(k)]
             bad += [z3.And(z3.Not(held[j]), z3.Or(*acc[:j]), z3.Or(*acc[j:])) for j in range(1, k)]
-            r, m = _query(solver, z3.Or(*bad))
+            r, m, why = _query(solver, z3.Or(*bad), budget)
             if r == z3.unsat:
                 found.add(f.lock)
             elif m is not None:
                 missed.append(_gap(run, m, k, key, touching, kset, call_of(m)))
             else:
-                unknown.append(f"{key}: solver {r}")
+                unknown.append(f"{key}: {why}")
     if found:
         region = ("proved", "holds " + ", ".join(f"{c} {md}" for c, md in sorted(found)) +
                   " from its first access of the shared state to its last")
@@ -500,7 +501,7 @@ def _lc_kind(lc: Any, role: str, m: z3.ModelRef, run: Run) -> str:
 
 
 # ---- the region locks exclude each other --------------------------------------------------------
-def exclusive(v: Variant, lock: str, cfg: Config = Config(2, 2, 2)) -> tuple[str, str]:
+def exclusive(v: Variant, lock: str, budget: float | Budget = 60.0, cfg: Config = Config(2, 2, 2)) -> tuple[str, str]:
     """The lock class `lock` is mutually exclusive in every reachable state of the core: no two
     threads hold it at once unless both hold it shared. One inductive Z3 query over the core's
     whole transition relation (every thread's every step, spec.z3_encoding) at `cfg`: the
@@ -530,22 +531,22 @@ def exclusive(v: Variant, lock: str, cfg: Config = Config(2, 2, 2)) -> tuple[str
             return z3.And(*[z3.Not(z3.And(x, h)) for t in excl for x in excl[t] for t2 in anyh if t2 != t
                             for h in anyh[t2]])
 
+        b = as_budget(budget)
         solver = z3.Solver()
-        solver.set("timeout", TIMEOUT_MS)
         solver.add(init_constraint(model, tr.S), z3.Not(inv(tr.S)))
-        if solver.check() != z3.unsat:
-            return "violated", f"{lock} is held in conflicting modes initially"
+        r, why = b.check(solver)
+        if r != z3.unsat:
+            return ("violated", f"{lock} is held in conflicting modes initially") if r == z3.sat else ("unknown", why)
         solver = z3.Solver()
-        solver.set("timeout", TIMEOUT_MS)
         solver.add(inv(tr.S), tr.formula, z3.Not(inv(tr.S2)))
-        r = solver.check()
+        r, why = b.check(solver)
         if r == z3.unsat:
             return "proved", f"{lock} is mutually exclusive (inductive over the core's transition relation, {cfg.describe()})"
         if r == z3.sat:
             c = solver.model().eval(tr.c, model_completion=True).as_long()
             act = model.actions[c].describe() if c < len(model.actions) else "a stutter"
             return "violated", f"{lock} is not mutually exclusive: {act} takes it while another thread holds it"
-        return "unknown", f"solver {r} on {lock}'s mutual exclusion"
+        return "unknown", f"{why} on {lock}'s mutual exclusion"
     finally:
         Z3.width = saved
 
@@ -570,11 +571,14 @@ def _concurrent() -> dict[str, int]:
     return out
 
 
-def run(variant: Variant | str, sizes: Sequence[int] = SIZES) -> list[RefinementResult]:
-    """The two records of one core variant: `sequential` and `atomicity`."""
+def run(variant: Variant | str, sizes: Sequence[int] = SIZES, timeout: float | Budget = 600.0
+        ) -> list[RefinementResult]:
+    """The two records of one core variant: `sequential` and `atomicity` (`timeout`: seconds of
+    solver resource units for the whole run, spec.budget)."""
     v = VARIANTS[variant] if isinstance(variant, str) else variant
+    budget = as_budget(timeout)
     t0 = time.monotonic()
-    cases = {role: [check_call(v, role, n) for n in sizes] for role in ROLES}
+    cases = {role: [check_call(v, role, n, budget) for n in sizes] for role in ROLES}
     t1 = time.monotonic()
     at = f"{min(sizes)}..{max(sizes)} agents" if len(sizes) > 1 else f"{sizes[0]} agent(s)"
 
@@ -626,7 +630,7 @@ def run(variant: Variant | str, sizes: Sequence[int] = SIZES) -> list[Refinement
             classes.add(ok[0][0])
         if atom == "proved":
             for lock in sorted(classes):
-                verdict, text = exclusive(v, lock)
+                verdict, text = exclusive(v, lock, budget)
                 if verdict != "proved":
                     atom, why = verdict, text
                     break
