@@ -8,9 +8,15 @@ inside it. The steps are cut exactly at the gaps the review argued about: unlock
 service start -> marker release in start; the four phases of stop; hook snapshot -> submission
 in WriteInterceptor; exit hooks -> async_complete in the completion handler.
 
-update_serialization() and serializer() appear here as single atomic steps. That is sound for
-the final core because both run entirely under the refcount lock (write resp. read), which the
-core proof (spec.programs, properties P1/P2) shows; the core variants are checked there.
+update_serialization() and serializer() appear here as single atomic steps (`_update_serialization`
+in `spm_enable`/`spm_disable`; the serializer() part of `dispatch_submit`). That the final core's
+lock-step calls (spec.programs) refine them is checked in Z3 by spec/refinement.py, reading both
+definitions: run alone in every order, each call leaves the refcounts and serializer entries as
+the atomic step does (from any pre-state satisfying P1), and it holds the refcount lock (W resp. R)
+from its first access of that state to its last, the lock being mutually exclusive; with the lock
+discipline this is two-phase locking, so every interleaving is equivalent to the atomic reading
+(tests/test_refinement.py; apply-after-unlock and stale-lookup fail it). The core's own races
+(P1/P2 with several updaters and lookups) are proved by the core model.
 
 `definition(variant, cfg)` builds the protocol for one variant's knobs and one configuration's
 scenario switches (drain timeouts, deactivate, profile destroy) and caps (registry ids, refcount
@@ -214,7 +220,8 @@ class Lifecycle:
 
 def _update_serialization(m: Lifecycle, v: LVariant, c: Expr, enable: bool) -> list:
     """QueueController::enable/disable_serialization(agents(c)) as one atomic step, with the
-    ghost references context c holds (hd.*) moved alongside (digest §2.2 post-fix, §4 P9)."""
+    ghost references context c holds (hd.*) moved alongside (digest §2.2 post-fix, §4 P9). The
+    core's lock-step update_serialization() refines it: spec/refinement.py (Z3)."""
     x = Var("x", m.agent)
 
     def step(old: Expr, cap: int) -> Expr:

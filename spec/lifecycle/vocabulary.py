@@ -6,9 +6,8 @@ Each queue is identified with its agent (one queue per agent) [INF: enough for e
 here; the serializer's per-queue grant protocol is not modelled, only whether a dispatch is
 serialized, digest §3.2].
 
-update_serialization() and serializer() appear here as single atomic steps. That is sound for
-the final core because both run entirely under the refcount lock (write resp. read), which the
-core proof (spec.programs, properties P1/P2) shows; the core variants are checked there.
+update_serialization() and serializer() appear here as single atomic steps; the final core's
+lock-step calls refine them (checked in Z3 by spec/refinement.py, see spec/lifecycle/definition.py).
 """
 from __future__ import annotations
 
