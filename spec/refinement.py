@@ -18,14 +18,15 @@ reading (`spec.lang.finite`, Z3 backend over integers) and restating neither:
    A run that blocks alone, or does not return, is reported instead.
 2. atomicity (two-phase locking) — on the same runs, the thread holds one lock continuously from its
    first access of the shared abstraction to its last (accesses and lock holdings read off the
-   compiled actions, the discipline's convention: a step's work is under a lock it holds before the
-   step or acquires in it); the locks found for the two roles exclude each other (same lock class,
-   one side exclusive), and that lock is mutually exclusive in every reachable state of the core (a
-   one-step inductive Z3 query over the core's whole transition relation). With the lock-discipline
-   claim the core prover checks (spec/lang/discipline.py: every write of guarded state holds its
-   lock exclusively, every read some mode), every access any thread makes to the abstraction sits in
-   some call's region, so any interleaving is equivalent to one where each call runs atomically
-   (Lipton reduction: acquires move right, releases left).
+   compiled steps, with the convention of spec/lang/discipline.py: a step's work is under a lock it
+   holds before the step or acquires in it); the locks found for the two calls conflict (same lock
+   class, one side exclusive; two serializer() calls need not, the lifecycle runs one dispatch
+   thread), that lock is mutually exclusive in every reachable state of the core (a one-step
+   inductive Z3 query over the core's whole transition relation), and no step's effect reads
+   another thread's state. Then every access any thread makes to the abstraction lies in a region
+   under that lock, regions of conflicting calls never overlap, and any interleaving reorders to
+   one where each call runs atomically (Lipton reduction: acquires move right, releases left, the
+   moved steps doing what they did), whose effect is the one part 1 compared.
 
 The shared abstraction is derived, not listed: the core's state functions that name a protecting lock
 (`guarded`, digest §1.3), matched to the lifecycle's function with the same key template. The stored
@@ -556,6 +557,34 @@ ROLES = ("updater", "lookup")
 CALLS = {"updater": "update_serialization()", "lookup": "serializer()"}
 
 
+def foreign_reads(v: Variant, cfg: Config = Config(2, 2, 2)) -> list[str]:
+    """Steps of the two calls whose effect, next label or observation reads another thread's state
+    (`Model` keys of a function applied to another thread). None may: a step moved next to its
+    call's other steps by the reduction then does what it did in the interleaving, which is what
+    the sequential query (one thread, nothing else running) computes. Guards may read other
+    threads' locks (an acquire waits for them): the moved step was enabled where it ran."""
+    model = Model(cfg, v)
+    u = model.universe
+    owned: dict[str, set[str]] = {}  # thread -> the keys of its own state
+    others: set[str] = set()
+    for f in model.protocol.funcs:
+        if not f.args or f.args[0].name not in ("thread", "updater", "lookup"):
+            continue
+        for args in u.applications(f):
+            key = u.key(f, args)
+            owned.setdefault(str(args[0]), set()).add(key)
+            others.add(key)
+    out = []
+    for a in model.actions:
+        s = _Reads(model.init_state())
+        a.effect(CONCRETE, s)
+        a.observed(CONCRETE, s)
+        bad = sorted((s.seen & others) - owned.get(a.thread, set()))
+        if bad:
+            out.append(f"{a.describe()} reads {', '.join(bad)}")
+    return out
+
+
 def _concurrent() -> dict[str, int]:
     """How many threads of the lifecycle make each core call at its default size: the role of the
     lifecycle steps the calls map to (two regions of one role must exclude each other only if
@@ -617,6 +646,10 @@ def run(variant: Variant | str, sizes: Sequence[int] = SIZES, timeout: float | B
         pairs = [(a, b) for i, a in enumerate(ROLES) for b in ROLES[i:] if a != b or threads[a] > 1]
         notes = [f"{CALLS[r]} holds {' / '.join(f'{c} {m}' for c, m in sorted(locks[r]))}" for r in ROLES]
         why = ""
+        foreign = foreign_reads(v)
+        if foreign:
+            atom, why = "violated", f"a step's effect reads another thread's state: {foreign[0]}"
+            pairs = []
         classes: set[str] = set()
         for a, b in pairs:
             ok = [(la[0], la[1], lb[1]) for la in locks[a] for lb in locks[b]
@@ -639,6 +672,7 @@ def run(variant: Variant | str, sizes: Sequence[int] = SIZES, timeout: float | B
                 single = [CALLS[r] for r in ROLES if threads[r] == 1]
                 why = "; ".join(notes) + (f"; one lifecycle thread makes {', '.join(single)} (no pair of those "
                                           "to exclude)" if single else "") + \
-                    "; with the lock discipline every access of the shared state lies in such a region (two-phase locking)"
+                    "; no step's effect reads another thread's state; so every access of the shared state lies " \
+                    "in a region under that lock (two-phase locking: the calls reorder to atomic ones)"
     records.append(RefinementResult(v.name, "atomicity", atom, at, why, round(time.monotonic() - t1, 2), SOURCE))
     return records
