@@ -218,6 +218,8 @@ def run_prove(args: argparse.Namespace) -> Any:
 
         print("\n".join(any_size_lines()))
         return exitcodes.OK
+    if getattr(args, "refinement", False):
+        return _prove_refinement(args, variants)
     if args.parametric:
         return _prove_parametric(args, variants if args.model != "lifecycle" else [],
                                  [p for p in props if p not in CORE_FINDINGS],
@@ -477,6 +479,38 @@ def _prove_parametric(args: argparse.Namespace, variants: list[str], props: list
     return _emit(args, [ln for ln in text.rstrip("\n").splitlines() if ln] + [summary], doc)
 
 
+def _prove_refinement(args: argparse.Namespace, variants: list[str]) -> int:
+    """`prove --refinement`: the lifecycle's atomic update_serialization()/serializer() against the
+    core's lock-step calls (spec/refinement.py) for each core variant at 1..--agents agents; text
+    only (no envelope yet), exit 0 when every variant refines or not as expected, 1 otherwise, 3
+    when a verdict is unknown."""
+    from spmcheck.spec import refinement
+    from spmcheck.spec.variants import VARIANTS
+
+    if any(getattr(args, k, None) for k in ("json", "junit", "sarif")) or getattr(args, "format", "text") != "text":
+        return _usage("--refinement writes text only (no --json, --junit, --sarif or --format github)")
+    if args.agents < 1 or args.agents > 3:
+        return _usage("--refinement: --agents must be between 1 and 3")
+    t0 = time.monotonic()
+    sizes = tuple(range(1, args.agents + 1))
+    lines = [f"refinement: the lifecycle's atomic update_serialization()/serializer() by the core's lock-step "
+             f"calls ({sizes[0]}..{sizes[-1]} agents)" if len(sizes) > 1 else
+             "refinement: the lifecycle's atomic update_serialization()/serializer() by the core's lock-step "
+             "calls (1 agent)"]
+    got = {v: refinement.run(v, sizes, args.timeout * 10) for v in variants}
+    for v, records in got.items():
+        lines += refinement.render(records, args.verbose)
+    verdicts = {v: refinement.verdict_of(r) for v, r in got.items()}
+    unknown = sum(x == "unknown" for x in verdicts.values())
+    off = sum(x != refinement.expected(VARIANTS[v]) for v, x in verdicts.items() if x != "unknown")
+    secs = time.monotonic() - t0
+    timing = f" in {secs:.1f}s" if getattr(args, "timings", False) else ""
+    lines.append(f"spmcheck: {len(verdicts)} refinement verdict(s), {len(verdicts) - off - unknown} as expected, "
+                 f"{off} not, {unknown} unknown{timing}")
+    print("\n".join(lines))
+    return exitcodes.VIOLATED if off else exitcodes.UNKNOWN if unknown else exitcodes.OK
+
+
 def _drop_seconds_column(text: str) -> str:
     """render_text's last column is seconds; without --timings it is cut so runs diff cleanly."""
     out = []
@@ -644,6 +678,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="search like --fresh and rewrite spec/certs/ in the source checkout with what was found")
     pr.add_argument("--parametric", action="store_true",
                     help="run the inductive proofs over unbounded sorts (any number of agents/threads)")
+    pr.add_argument("--refinement", action="store_true",
+                    help="check in Z3 that each core variant's lock-step update_serialization()/serializer() "
+                         "refines the lifecycle's atomic steps (spec/refinement.py) at 1..--agents agents "
+                         "(at most 3), solver budget 10 x --timeout per variant; text only")
     _lifecycle_args(pr, with_model=False)
     pr.set_defaults(func=cmd_prove)
 

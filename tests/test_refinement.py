@@ -136,3 +136,21 @@ def test_an_exhausted_budget_is_unknown_not_a_verdict() -> None:
     assert got["sequential"].verdict == "unknown" and "rlimit" in got["sequential"].reason
     assert got["atomicity"].verdict == "unknown"
 
+
+
+def test_prove_refinement_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    """`spmcheck prove --refinement`: one line per (variant, check), the reason of what is not
+    proved, a summary; exit 0 when each variant refines or not as expected."""
+    from spmcheck.checker import exitcodes
+    from spmcheck.checker.cli import main
+
+    code = main(["prove", "--refinement", "--variant", "final", "--variant", "apply-after-unlock", "--agents", "1"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == exitcodes.OK
+    assert out[0].startswith("refinement: the lifecycle's atomic update_serialization()/serializer()")
+    rows = [ln.split()[:3] for ln in out[1:-1] if not ln.startswith(" " * 10)]
+    assert rows == [["final", "sequential", "proved"], ["final", "atomicity", "proved"],
+                    ["apply-after-unlock", "sequential", "proved"], ["apply-after-unlock", "atomicity", "violated"]]
+    assert any("is released by" in ln for ln in out)
+    assert out[-1] == "spmcheck: 2 refinement verdict(s), 2 as expected, 0 not, 0 unknown"
+    assert main(["prove", "--refinement", "--json", "-"]) == exitcodes.USAGE
