@@ -306,14 +306,19 @@ class Case:
     steps: int = 0  # every run of the call alone returns within this many steps
 
 
+# holders only widen the refcount's declared range (0..holders, one reference per holder): with
+# three, and one increment of room (the lifecycle's cap), the pre-state's counts range over 0..2
+# each, so all + per_agent reaches 0..4 (an entry created enabled, a disable that leaves it
+# enabled); an update acts for one holder, the others' references are in the pre-state's counts
+HOLDERS = 3
+
+
 def _models(v: Variant, role: str, n: int) -> tuple[Model, str, list[Action]]:
     if role == "updater":
-        # holders only widen the refcount's declared range (one reference per holder); the call
-        # acts for one of them, the others' references are part of the pre-state's counts
-        model = Model(Config(agents=n, updaters=1, lookups=0, holders=3), v)
+        model = Model(Config(agents=n, updaters=1, lookups=0, holders=HOLDERS), v)
         entries = [a for a in model.actions if a.kind == "update_begin" and a.params.get("holder") == "c0"]
         return model, "u0", entries
-    model = Model(Config(agents=n, updaters=0, lookups=1, holders=1), v)
+    model = Model(Config(agents=n, updaters=0, lookups=1, holders=HOLDERS), v)
     return model, "l0", [a for a in model.actions if a.kind == "lookup_begin"]
 
 
