@@ -6,12 +6,15 @@ The lifecycle (spec/lifecycle/definition.py) reads `QueueController::enable/disa
 `dispatch_submit` as single atomic steps; the core (spec/programs.py) writes the same calls as
 lock-step programs (digest §2.1 post-fix serializer(), §2.2 post-fix update_serialization()). This
 module checks in Z3 that the atomic reading is sound, reading both definitions through the fixed-size
-reading (`spec.lang.finite`, Z3 backend over integers) and restating neither:
+reading (`spec.lang.finite` compiled with the Z3 backend, bit-vectors as in BMC) and restating
+neither:
 
 1. sequential refinement — one core thread runs one call alone, from its entry step to its return,
    over every order its per-agent steps may take (the core fixes no agent order: unordered_set /
    unordered_map iteration, audit U3), from any pre-state of the shared variables that satisfies the
-   core's P1 claim (an invariant the core model proves for `final`); the shared abstraction it leaves
+   core's P1 claim (an invariant the core model proves for `final`, and the lifecycle's own P1, which
+   its prover shows for the lifecycle at large; without it an update that crosses no count would
+   leave a stale entry the atomic step repairs); the shared abstraction it leaves
    (refcount all + per agent, entry exists, entry enabled) must equal the lifecycle step's post-state
    from the same pre-state, and `serializer()`'s entry state at return must equal the lifecycle's
    `serialized` observation. One validity query per (variant, role, size): "some run differs" unsat.
@@ -258,6 +261,13 @@ class Run:
         return "; ".join(steps)
 
 
+def _lock_keys(model: Model, thread: str) -> list[str]:
+    """The keys of every lock `thread` may hold (the lock-holding functions at its element)."""
+    u = model.universe
+    return [u.key(f, args) for f in model.protocol.funcs if f.lock is not None
+            for args in u.applications(f) if args[0] == thread]
+
+
 def _pre(model: Model, s: Mapping[str, z3.ExprRef], thread: str) -> list[z3.BoolRef]:
     """The pre-state: declared ranges, every lock free (no other thread runs), the thread idle,
     and the core's P1 claim (the invariant its prover shows for `final`; with every thread idle
@@ -413,6 +423,9 @@ def _check_call(model: Model, thread: str, role: str, entries: list[Action], n: 
 
     # 1. sequential refinement: every returned run leaves the abstraction as the atomic step does
     diffs = [(key, end[key] != lc_post[key]) for key in keys]
+    # and it returns holding no lock (it started holding none): the atomic step leaves every lock
+    # free, a call that keeps one would block the next caller for good
+    diffs += [(f"{key} (still held at return)", end[key]) for key in _lock_keys(model, thread)]
     if role == "lookup":
         # what serializer() hands kernel_dispatch: the agent's entry, in the state it has at return
         en = next(cf for cf, _ in pairs if len(cf.args) == 1 and "serializer" in cf.guarded)
@@ -427,9 +440,10 @@ def _check_call(model: Model, thread: str, role: str, entries: list[Action], n: 
         which = [key for key, d in diffs if z3.is_true(m.eval(d, model_completion=True))]
         pre = " ".join(f"{key}={m.eval(s0[key], model_completion=True)}" for key in keys)
         seq = ("violated", f"{call_of(m)} run alone leaves {', '.join(which)} other than the lifecycle's "
-               f"atomic {_lc_kind(lc, role, m, run)} from {pre}: {run.describe(m, k)}")
+               f"atomic {_lc_kind(role, m, run)} from {pre}: {run.describe(m, k)}")
     elif r == z3.unsat:
-        seq = ("proved", f"every run returns within {k} steps and leaves {', '.join(keys)} as the atomic step does")
+        seq = ("proved", f"every run returns within {k} steps, holding no lock, and leaves {', '.join(keys)} as "
+               "the atomic step does")
     else:
         seq = ("unknown", f"{why} on the refinement query")
 
@@ -499,7 +513,7 @@ def _gap(run: Run, m: z3.ModelRef, k: int, key: str, touching: list[int], kset: 
     return rank, f"{call}: {what(i)} touches {touched(i)} without {key}"
 
 
-def _lc_kind(lc: Any, role: str, m: z3.ModelRef, run: Run) -> str:
+def _lc_kind(role: str, m: z3.ModelRef, run: Run) -> str:
     if role != "updater":
         return LOOKUP_STEP
     e = run.acts[m.eval(run.choices[0], model_completion=True).as_long()]
@@ -632,7 +646,8 @@ def run(variant: Variant | str, sizes: Sequence[int] = SIZES, timeout: float | B
                    "to no core call")
     elif seq == "proved":
         seq_why = "; ".join(f"{CALLS[r]} ({'every agent set, enable and disable' if r == 'updater' else 'every agent'}) "
-                            f"run alone returns within {max(c.steps for c in cs)} steps in every order and leaves "
+                            f"run alone returns within {max(c.steps for c in cs)} steps in every order, holding no "
+                            "lock, and leaves "
                             f"the refcounts and serializer entries as the lifecycle's atomic "
                             f"{'/'.join(UPDATER_STEPS.values()) if r == 'updater' else LOOKUP_STEP}"
                             for r, cs in cases.items())
