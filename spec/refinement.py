@@ -46,7 +46,7 @@ import time
 import weakref
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import z3
 
@@ -60,6 +60,9 @@ from .results import RefinementResult
 from .variants import VARIANTS, Variant
 from .vocabulary import Config
 from .z3_encoding import Z3, as_term, width_for
+
+if TYPE_CHECKING:
+    from .lifecycle.model import LifecycleModel
 
 # ---- the refinement mapping ------------------------------------------------------------------
 # core call (role, entry step kind, const) -> the lifecycle step that reads it atomically:
@@ -132,7 +135,7 @@ _ACCESSES: "weakref.WeakKeyDictionary[Model, dict[int, frozenset[str]]]" = weakr
 
 # ---- lifecycle side ----------------------------------------------------------------------------
 @lru_cache(maxsize=None)
-def _lifecycle(agents: int) -> Any:
+def _lifecycle(agents: int) -> "LifecycleModel":
     from .lifecycle.model import LifecycleModel
     from .lifecycle.vocabulary import LConfig
 
@@ -150,14 +153,14 @@ def _in_range(model: Model, s: Mapping[str, z3.ExprRef]) -> list[z3.BoolRef]:
     return out
 
 
-def _lc_step(lc: Any, kind: str) -> Action:
+def _lc_step(lc: "LifecycleModel", kind: str) -> Action:
     hits = [a for a in lc.actions if a.kind == kind]
     if len(hits) != 1:
         raise ValueError(f"lifecycle step {kind}: {len(hits)} instances at one context/dispatch")
     return hits[0]
 
 
-def lifecycle_writers(lc: Any, keys: Iterable[str]) -> set[str]:
+def lifecycle_writers(lc: "LifecycleModel", keys: Iterable[str]) -> set[str]:
     """The lifecycle step kinds that write any of `keys` (the mapping's coverage check); a step
     that writes a key with the value it has (`Ite(c, new, old)`) counts: its compiled effect
     names every key it may write."""
@@ -332,7 +335,7 @@ def _models(v: Variant, role: str, n: int) -> tuple[Model, str, list[Action]]:
     return model, "l0", [a for a in model.actions if a.kind == "lookup_begin"]
 
 
-def _lifecycle_side(lc: Any, role: str, entry: Action, ls: dict[str, z3.ExprRef]
+def _lifecycle_side(lc: "LifecycleModel", role: str, entry: Action, ls: dict[str, z3.ExprRef]
                     ) -> tuple[Action, list[z3.BoolRef]]:
     """The lifecycle step `entry` maps to, and its enabling and mapping conditions on the lifecycle
     pre-state."""
@@ -362,7 +365,7 @@ def check_call(v: Variant, role: str, n: int, budget: float | Budget = 300.0) ->
         Z3.width = saved
 
 
-def _check_call(model: Model, thread: str, role: str, entries: list[Action], n: int, lc: Any,
+def _check_call(model: Model, thread: str, role: str, entries: list[Action], n: int, lc: "LifecycleModel",
                 width: int, budget: Budget) -> Case:
     run = Run(model, thread, entries, width)
     s0 = run.states[0]
@@ -509,7 +512,7 @@ def _gap(run: Run, m: z3.ModelRef, k: int, key: str, touching: list[int], kset: 
                           f"{what(later)} still touches {touched(later)}")
         return rank, (f"{call}: {key} is not held between {what(first)} and {what(later)}, which touches "
                       f"{touched(later)}")
-    i = next(i for i in range(k) if acc[i] and not held[i] and not held[i + 1])
+    i = next((i for i in range(k) if acc[i] and not held[i] and not held[i + 1]), first)
     return rank, f"{call}: {what(i)} touches {touched(i)} without {key}"
 
 
