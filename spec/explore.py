@@ -192,7 +192,7 @@ def bfs(model: Model,
         bad_step: tuple[Callable[[Action], bool], StepPred] | None = None,
         stages: Sequence[StatePred] | None = None,
         max_states: int = 1_000_000, timeout: float = 60.0,
-        explorer: Explorer | None = None) -> BfsOutcome:
+        explorer: Explorer | None = None, reduce: bool = True) -> BfsOutcome:
     """Shortest path from Init to a target; exactly one kind of target is given.
 
     bad_state(b, s): the path ends in a state where it holds. bad_step = (watch, cond): the path
@@ -203,7 +203,13 @@ def bfs(model: Model,
 
     The compiled reading (spec.explore_compile) runs the search unless `explorer` is given or the
     definition cannot be compiled; both visit the same states in the same order, so they return
-    the same path."""
+    the same path.
+
+    reduce (state and step targets on the compiled reading): dead variables forgotten
+    (spec.explore_compile.Liveness, derived from the definition's guard and update texts): the
+    same verdict and the same shortest length in fewer states; `states` then counts the
+    representatives. reduce=False gives the unreduced search (the generic explorer's states and
+    path)."""
     if explorer is None:
         from .explore_compile import Compiled, NotCompilable
 
@@ -220,7 +226,7 @@ def bfs(model: Model,
             try:
                 t_init = comp.as_tuple(model.init_state())
                 lvl = comp.level(bad_state, {i: (lambda b, s, a=model.actions[i]: bad_step[1](b, s, a))
-                                             for i in step}) if not stg else None  # type: ignore[index]
+                                             for i in step}, reduce) if not stg else None  # type: ignore[index]
                 if lvl is not None:
                     return _search_levels(model, lvl, t_init, bad, max_states, t0, timeout)
                 return _search(model, comp.successors, t_init, bad, step, stg, max_states, t0, timeout)
@@ -365,4 +371,4 @@ def _search_stages(model: Model, succ: Callable[[StateT], list[tuple[int, StateT
 
 def reachable_count(model: Model, max_states: int = 2_000_000, timeout: float = 60.0) -> BfsOutcome:
     """Exhaust the state space (no target): how many states, how deep (used by the benchmark)."""
-    return bfs(model, bad_state=lambda b, s: b.false(), max_states=max_states, timeout=timeout)
+    return bfs(model, bad_state=lambda b, s: b.false(), max_states=max_states, timeout=timeout, reduce=False)
