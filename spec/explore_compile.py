@@ -421,6 +421,19 @@ class Liveness:
                 out[n] = "everywhere"
         return out
 
+    def canon(self, t: StateT) -> StateT:
+        """The representative of a state: every variable dead at its program counters at its
+        initial value (what the reduced search stores; tests compare it with the unreduced one)."""
+        init = self.comp.init
+        l = list(t)
+        for i in range(len(l)):
+            if i in self.pcs:
+                continue
+            o = self.owner.get(i)
+            if (o is None and i not in self.anywhere) or (o is not None and t[o] not in self.live[i]):
+                l[i] = init[i]
+        return bytes(l) if isinstance(t, bytes) else tuple(l)
+
     def body(self, a: Action) -> list[str]:
         """The post-state statements of a visible action with dead variables at their initial
         value: a write to a variable dead after the step is dropped (its pre-state value is
