@@ -11,10 +11,16 @@ Targets: a state predicate (a state property fails), a step predicate (a watched
 from a state where its condition fails), or a witness's stage chain (stages reached in order;
 the stage index is part of the search state, so "shortest" means shortest for the whole chain).
 
-No symmetry or partial-order reduction: permuting agents, contexts or dispatches does not fix
-Init (a tool's `cx`, a dispatch's `da`, a lookup's `ag` start at element 0) and lookup l0 is the
-setup thread, so permuting ids is not known to preserve the targets; "shortest" is exact at the
-size the search ran.
+One reduction, on by default for state and step targets: dead variables are forgotten
+(spec.explore_compile.Liveness: a backward liveness analysis of the compiled guard and update
+texts, per owning thread's program counter; e.g. a tool's `cx`/`sa` while it is idle, ghost
+counters the target never reads). Each state stored stands for the states that differ only in
+variables dead there; they are bisimilar for the target, so verdicts and shortest lengths are
+unchanged and the path (the same action indices) replays on the unreduced reading
+(tests/test_explore_reduction.py). No symmetry or partial-order reduction: permuting agents,
+contexts or dispatches does not fix Init (a tool's `cx`, a dispatch's `da`, a lookup's `ag` start
+at element 0) and lookup l0 is the setup thread, so permuting ids is not known to preserve the
+targets; "shortest" is exact at the size the search ran.
 """
 from __future__ import annotations
 
