@@ -5,6 +5,7 @@ representative, each at the same distance from Init. Not timed."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 import pytest
 
@@ -55,7 +56,7 @@ def test_reduced_search_keeps_verdict_and_shortest_length(n: int) -> None:
         assert states is not None and _violates(m, prop, states, list(red.path))
 
 
-def _levels(succ, start: bytes) -> dict[bytes, int]:  # type: ignore[no-untyped-def]
+def _levels(succ: Callable[[bytes], list[bytes]], start: bytes) -> dict[bytes, int]:
     """Every reachable state with its distance from `start`."""
     dist, frontier, d = {start: 0}, [start], 0
     while frontier:
@@ -94,10 +95,10 @@ def test_representatives_are_the_unreduced_states_at_the_same_distance(variant: 
         k = live.canon(t)
         want[k] = min(d, want.get(k, d))
     got, frontier, d = {start: 0}, [start], 0
-    parent: dict = {start: None}
+    parent: dict[bytes, tuple[bytes, int] | None] = {start: None}
     while frontier:
         d += 1
-        nxt: list = []
+        nxt: list[bytes] = []
         assert level(frontier, parent, nxt.append, 10**9, lambda: 0.0, 1.0) is None  # never violated here
         for t in nxt:
             got[t] = d
