@@ -316,6 +316,9 @@ class Liveness:
       it, or is watched; an invisible action only rewrites dead variables, so it leaves the
       canonical state (below) unchanged and its guard and values do not matter.
 
+    A thread whose pc some other thread's step writes gets no per-pc deadness (its variables count
+    as not owned).
+
     Two states that agree on the variables live at their (equal) program counters then enable the
     same visible actions, whose post-states agree again on what is live there, and agree on the
     target: the relation is a bisimulation for the target. The search keeps one representative per
@@ -332,6 +335,7 @@ class Liveness:
         self.pcvals = {p: set(range(int(doms[p].lo), int(doms[p].hi) + 1)) for p in pcs}
         acts: list[tuple[Action, int, int, set[int], list[tuple[int, set[int]]], set[int]]] = []
         writers: dict[int, set[int]] = {}
+        foreign: set[int] = set()  # program counters some other thread's step writes
         for P, table in comp.by_pc.items():
             for q, cands in table.items():
                 for a, g, _ in cands:
@@ -345,11 +349,14 @@ class Liveness:
                             greads |= _reads(v)
                         elif i in pcs:
                             greads |= _reads(v)
+                            foreign.add(i)
                         else:
                             writers.setdefault(i, set()).add(P)
                     acts.append((a, P, q, greads,
                                  [(i, _reads(v)) for i, v in ws if i not in pcs], post if post is not None else self.pcvals[P]))
-        self.owner = {i: next(iter(ps)) for i, ps in writers.items() if len(ps) == 1}
+        # a thread whose pc another thread moves has no per-pc deadness (its liveness was derived
+        # from its own steps only): its variables are live everywhere or dead everywhere
+        self.owner = {i: next(iter(ps)) for i, ps in writers.items() if len(ps) == 1 and next(iter(ps)) not in foreign}
         owned_by: dict[int, list[int]] = {}
         for i, P in self.owner.items():
             owned_by.setdefault(P, []).append(i)
