@@ -242,7 +242,7 @@ def spin_run_cpu(w: Path, timeout: float = 600, depth: int = 1_000_000) -> tuple
 
 
 def bench_spin(d: Path, runs: int, parts: set[str], verify_timeout: float,
-               sizes: list[tuple[int, int, int]], lc_states: int = 3_000_000, only: Sequence[str] = (),
+               sizes: list[tuple[int, int, int]], lc_states: int = 100_000, only: Sequence[str] = (),
                baseline: Path | None = None) -> None:
     if not shutil.which("spin") or not shutil.which("gcc"):
         print("\n== Spin: not installed (apt-get install -y spin gcc); skipped ==")
@@ -271,7 +271,7 @@ if model_kind == "core":
 else:
     from spmcheck.spec.lifecycle.model import LifecycleModel as M
     from spmcheck.spec.lifecycle.properties import LPROPERTIES as R, scenario
-    from spmcheck.spec.lifecycle.prove import ladder
+    from spmcheck.spec.lifecycle.prove import bfs_rungs as ladder
     from spmcheck.spec.lifecycle.vocabulary import LConfig
     cfg = scenario(LConfig(), p)
 c0, w0 = time.process_time(), time.perf_counter()
@@ -304,7 +304,7 @@ def _rung_of(kind: str, cfg: object, note: str) -> object:
     if kind == "core":
         from spmcheck.spec.prove import ladder
     else:
-        from spmcheck.spec.lifecycle.prove import ladder  # type: ignore[assignment]
+        from spmcheck.spec.lifecycle.prove import bfs_rungs as ladder  # type: ignore[assignment]
     for c in ladder(cfg):  # type: ignore[arg-type]
         if note.startswith(f"bfs: shortest at {c.describe()},"):
             return c
@@ -322,12 +322,14 @@ def _bugs(d: Path, runs: int, lc_states: int, spin: bool, only: Sequence[str] = 
     from spmcheck.spec.lifecycle.vocabulary import LConfig
     from spmcheck.spec.model import Model
     from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.lifecycle.prove import VIOLATION_BFS_STATES
     from spmcheck.spec.prove import BFS_STATES
     from spmcheck.spec.vocabulary import Config
 
     print(f"\n== bug finding: spmcheck BFS vs Spin BFS (-DBFS, same size), median of {runs}; CPU s (wall s) ==")
     print(f"(spmcheck: one fresh process per run, model build + compilation + every ladder rung; BFS budget "
-          f"{BFS_STATES} states per core rung as in prove, {lc_states} per lifecycle rung (prove: 20000, then BMC). "
+          f"{BFS_STATES} states per core rung as in prove, {lc_states} per lifecycle rung (prove: "
+          f"{VIOLATION_BFS_STATES} dead-variable representatives, smallest scope first, then BMC). "
           f"Spin: pan's user+system CPU, excluding generating and compiling pan.c; depth counts the steps before "
           f"the failing one for step properties. ratio = spmcheck CPU / Spin CPU.)")
     print(f"{'model':9} {'variant':26} {'property':40} {'size (shortest at)':18} {'steps':>5} {'states':>8} "
@@ -427,8 +429,9 @@ def main() -> int:
                     "model/variant/property (default: all)")
     ap.add_argument("--baseline", default="", help="another checkout (e.g. /work/main) whose BFS is timed "
                     "beside this one's in the bug-finding table")
-    ap.add_argument("--lc-states", type=int, default=3_000_000,
-                    help="BFS states per lifecycle ladder rung in the bug-finding table (prove uses 20000)")
+    ap.add_argument("--lc-states", type=int, default=100_000,
+                    help="BFS states per lifecycle ladder rung in the bug-finding table (prove's "
+                    "VIOLATION_BFS_STATES, 100000)")
     ap.add_argument("--sizes", default="2/2/2,2/3/2,3/3/3", help="sizes for the fixed-size and Spin verification rows")
     ap.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "spmbench"))
     args = ap.parse_args()

@@ -11,10 +11,16 @@ Targets: a state predicate (a state property fails), a step predicate (a watched
 from a state where its condition fails), or a witness's stage chain (stages reached in order;
 the stage index is part of the search state, so "shortest" means shortest for the whole chain).
 
-No symmetry or partial-order reduction: permuting agents, contexts or dispatches does not fix
-Init (a tool's `cx`, a dispatch's `da`, a lookup's `ag` start at element 0) and lookup l0 is the
-setup thread, so permuting ids is not known to preserve the targets; "shortest" is exact at the
-size the search ran.
+One reduction, on by default for state and step targets: dead variables are forgotten
+(spec.explore_compile.Liveness: a backward liveness analysis of the compiled guard and update
+texts, per owning thread's program counter; e.g. a tool's `cx`/`sa` while it is idle, ghost
+counters the target never reads). Each state stored stands for the states that differ only in
+variables dead there; they are bisimilar for the target, so verdicts and shortest lengths are
+unchanged and the path (the same action indices) replays on the unreduced reading
+(tests/test_explore_reduction.py). No symmetry or partial-order reduction: permuting agents,
+contexts or dispatches does not fix Init (a tool's `cx`, a dispatch's `da`, a lookup's `ag` start
+at element 0) and lookup l0 is the setup thread, so permuting ids is not known to preserve the
+targets; "shortest" is exact at the size the search ran.
 """
 from __future__ import annotations
 
@@ -192,7 +198,7 @@ def bfs(model: Model,
         bad_step: tuple[Callable[[Action], bool], StepPred] | None = None,
         stages: Sequence[StatePred] | None = None,
         max_states: int = 1_000_000, timeout: float = 60.0,
-        explorer: Explorer | None = None) -> BfsOutcome:
+        explorer: Explorer | None = None, reduce: bool = True) -> BfsOutcome:
     """Shortest path from Init to a target; exactly one kind of target is given.
 
     bad_state(b, s): the path ends in a state where it holds. bad_step = (watch, cond): the path
@@ -203,7 +209,13 @@ def bfs(model: Model,
 
     The compiled reading (spec.explore_compile) runs the search unless `explorer` is given or the
     definition cannot be compiled; both visit the same states in the same order, so they return
-    the same path."""
+    the same path.
+
+    reduce (state and step targets on the compiled reading): dead variables forgotten
+    (spec.explore_compile.Liveness, derived from the definition's guard and update texts): the
+    same verdict and the same shortest length in fewer states; `states` then counts the
+    representatives. reduce=False gives the unreduced search (the generic explorer's states and
+    path)."""
     if explorer is None:
         from .explore_compile import Compiled, NotCompilable
 
@@ -220,7 +232,7 @@ def bfs(model: Model,
             try:
                 t_init = comp.as_tuple(model.init_state())
                 lvl = comp.level(bad_state, {i: (lambda b, s, a=model.actions[i]: bad_step[1](b, s, a))
-                                             for i in step}) if not stg else None  # type: ignore[index]
+                                             for i in step}, reduce) if not stg else None  # type: ignore[index]
                 if lvl is not None:
                     return _search_levels(model, lvl, t_init, bad, max_states, t0, timeout)
                 return _search(model, comp.successors, t_init, bad, step, stg, max_states, t0, timeout)
@@ -365,4 +377,4 @@ def _search_stages(model: Model, succ: Callable[[StateT], list[tuple[int, StateT
 
 def reachable_count(model: Model, max_states: int = 2_000_000, timeout: float = 60.0) -> BfsOutcome:
     """Exhaust the state space (no target): how many states, how deep (used by the benchmark)."""
-    return bfs(model, bad_state=lambda b, s: b.false(), max_states=max_states, timeout=timeout)
+    return bfs(model, bad_state=lambda b, s: b.false(), max_states=max_states, timeout=timeout, reduce=False)

@@ -12,6 +12,8 @@ checks that both give the same successors on every reachable state of small inst
 """
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any, Callable, Iterable
 
 from .model import Action, Model
@@ -142,7 +144,8 @@ class Compiled:
         self.sym = {n: T(f"t[{i}]") for i, n in enumerate(self.names)}
         self.actions = list(model.actions)
         # per thread: its program counter's position, then per pc value the candidate actions
-        by_pc: dict[int, dict[int, list[tuple[Action, str, str]]]] = {}
+        by_pc: dict[int, dict[int, list[tuple[Action, str, list[str]]]]] = {}
+        self.writes: dict[int, list[tuple[int, str]]] = {}
         try:
             for a in self.actions:
                 g = a.enabled(PY, self.sym)
@@ -155,6 +158,8 @@ class Compiled:
         except TypeError as e:
             raise NotCompilable(str(e)) from e
         self.by_pc = by_pc
+        self.init = self.as_tuple(model.init_state())
+        self.live: Liveness | None = None  # the last `level(reduce=True)`'s analysis
         # threads are emitted in action order and a thread's actions are contiguous and in order,
         # so successors come out in the model's action order (the generic explorer's), unsorted
         spans = [(min(a.index for c in tb.values() for a, _, _ in c), max(a.index for c in tb.values() for a, _, _ in c))
@@ -166,16 +171,21 @@ class Compiled:
         self.successors: Callable[[StateT], list[tuple[int, StateT]]] = _build("\n".join(lines) + "\n", "succ")
 
     def _emit(self, ind0: str, fire: Callable[[Action, str], list[str]], before: Callable[[Action, str], list[str]]
-              = lambda a, ind: []) -> list[str]:
+              = lambda a, ind: [], live: "Liveness | None" = None) -> list[str]:
         """The dispatch on each thread's program counter, each candidate's guard and post-state
-        `l`; `before(a, ind)` lines run when a is enabled (pre-state `t`), `fire(a, ind)` after `l`."""
+        `l`; `before(a, ind)` lines run when a is enabled (pre-state `t`), `fire(a, ind)` after `l`.
+        With `live`, invisible actions are left out and dead variables kept at their initial value."""
         lines = []
         for pci, table in self.by_pc.items():
             lines.append(f"{ind0}v = t[{pci}]")
             kw = "if"
             for val in sorted(table):
+                cands = [(a, g, body if live is None else live.body(a)) for a, g, body in table[val]
+                         if live is None or a.index in live.visible]
+                if not cands:
+                    continue
                 lines.append(f"{ind0}{kw} v == {val}:")
-                for a, g, body in table[val]:
+                for a, g, body in cands:
                     ind = ind0 + "    "
                     if g != "True":
                         lines.append(f"{ind}if {g}:")
@@ -192,19 +202,28 @@ class Compiled:
             raise NotCompilable(str(e)) from e
         return _text(x) if isinstance(x, T) else repr(bool(x))
 
-    def level(self, bad: Callable[[Any, dict], object] | None, step: dict[int, Callable[[Any, dict], object]]
-              ) -> Callable[..., tuple | None] | None:
+    def level(self, bad: Callable[[Any, dict], object] | None, step: dict[int, Callable[[Any, dict], object]],
+              reduce: bool = False) -> Callable[..., tuple | None] | None:
         """One breadth-first level as one function, the target inlined:
         `f(frontier, parent, push, limit, mono, deadline)` expands every state of `frontier`,
         records each new state's parent `(state, action index)` in `parent` and pushes it; it returns
         None (level done), (0, None, 0) (the state limit or the deadline was reached after some
         state), (1, t, i) (action i fires from t and breaks the step target) or (2, n, i) (n, new,
         reached by i, is a bad state). The same visit order and checks as spec.explore._search
-        over `successors`; None if the successors need sorting (then `_search` runs)."""
+        over `successors`; None if the successors need sorting (then `_search` runs).
+
+        reduce: the states are `Liveness` representatives for this target (dead variables at
+        their initial value, invisible actions left out): fewer states, the same distances and
+        the same verdict; the path is one of the shortest, not necessarily the unreduced
+        search's first one."""
         if not self.ordered:
             return None
         bad_src = self.text(bad, "n") if bad is not None else "False"
         step_src = {i: self.text(f, "t") for i, f in step.items()}
+        self.live = None
+        if reduce:
+            self.live = Liveness(self, _reads(self.text(bad, "t")) if bad is not None else set(),
+                                 {i: _reads(src) for i, src in step_src.items()})
 
         def before(a: Action, ind: str) -> list[str]:
             src = step_src.get(a.index)
@@ -220,7 +239,7 @@ class Compiled:
             return out + [f"{ind}    push(n)"]
 
         lines = ["def f(frontier, parent, push, limit, mono, deadline):", "    for t in frontier:"]
-        lines += self._emit("        ", fire, before)
+        lines += self._emit("        ", fire, before, self.live)
         lines += ["        if len(parent) >= limit or mono() > deadline:", "            return (0, None, 0)",
                   "    return None"]
         return _build("\n".join(lines) + "\n", "level")  # type: ignore[no-any-return]
@@ -228,10 +247,12 @@ class Compiled:
     def _effect_src(self, a: Action) -> list[str]:
         """Statements building the post-state `n` from the pre-state `t`: a list copy, the
         written positions, a tuple (the cheapest way to build a tuple of this size in CPython;
-        every right-hand side reads the pre-state, as `apply` does)."""
+        every right-hand side reads the pre-state, as `apply` does). The writes are kept in
+        `self.writes` (position, value text) for the liveness analysis (`Liveness`)."""
         eff = a.effect(PY, self.sym)
         writes = [(self.index[k], _text(v)) for k, v in eff.items()]
         writes = [(i, v) for i, v in writes if v != f"t[{i}]"]
+        self.writes[a.index] = writes
         return [f"l = {self.copy}(t)"] + [f"l[{i}] = {v}" for i, v in writes]
 
     def pred(self, fn: Callable[[Any, dict], object], name: str = "pred") -> Callable[[StateT], bool]:
@@ -251,3 +272,198 @@ class Compiled:
 
     def as_dict(self, t: StateT) -> dict:
         return dict(zip(self.names, t))
+
+
+# ---- dead-variable reduction -----------------------------------------------------------------
+
+_REF = re.compile(r"\bt\[(\d+)\]")
+
+
+def _reads(src: str) -> set[int]:
+    """State positions an expression text over `t` reads."""
+    return {int(x) for x in _REF.findall(src)}
+
+
+def _pc_values(src: str) -> set[int] | None:
+    """The values a program-counter write can take: its constant, or the constant branches of
+    nested conditionals (`(7 if c else 9)`, the text of an `Ite` goto); None when a branch is not
+    a constant (then every value is assumed)."""
+    def go(e: ast.expr) -> set[int] | None:
+        if isinstance(e, ast.Constant) and isinstance(e.value, int):
+            return {int(e.value)}
+        if isinstance(e, ast.IfExp):
+            a, b = go(e.body), go(e.orelse)
+            return None if a is None or b is None else a | b
+        return None
+    return go(ast.parse(src, mode="eval").body)
+
+
+class Liveness:
+    """Which variables a breadth-first search may forget, derived from the compiled definition.
+
+    Every action is read as its thread's program counter `P` at value `q` (its bucket), its guard
+    text and its writes (position -> value text). A variable written by the actions of a single
+    thread is *owned* by that thread and may be dead at some of its program-counter values; any
+    other variable is live everywhere or dead everywhere. The analysis is the classic backward
+    liveness fixpoint, starting from "everything dead":
+
+    * the target's reads (the bad-state predicate) are live everywhere; a watched action's step
+      condition, its guard, and the value of a write whose target is live after the step are
+      live at the action's own pc (variables owned by another thread: at every pc of that thread);
+    * a variable owned by `P` that an action of `P` does not write, live at one of the action's
+      possible post-pcs, is live at its pre-pc `q` (the value is carried over);
+    * an action is *visible* when it can move its pc, writes a variable that may be live after
+      it, or is watched; an invisible action only rewrites dead variables, so it leaves the
+      canonical state (below) unchanged and its guard and values do not matter.
+
+    A thread whose pc some other thread's step writes gets no per-pc deadness (its variables count
+    as not owned).
+
+    Two states that agree on the variables live at their (equal) program counters then enable the
+    same visible actions, whose post-states agree again on what is live there, and agree on the
+    target: the relation is a bisimulation for the target. The search keeps one representative per
+    class, every dead variable at its initial value, so the initial state is its own representative,
+    distances from it are unchanged (a shortest path is still shortest, at the same length), and the
+    path found (the same action indices) replays on the unreduced reading. Nothing here names a
+    step: it is read off the guard and update texts the definition compiles to."""
+
+    def __init__(self, comp: "Compiled", target_reads: set[int], step_reads: dict[int, set[int]]) -> None:
+        self.comp = comp
+        pcs = set(comp.by_pc)
+        self.pcs = pcs
+        doms = {comp.index[d.name]: d for d in comp.model.vars}
+        self.pcvals = {p: set(range(int(doms[p].lo), int(doms[p].hi) + 1)) for p in pcs}
+        acts: list[tuple[Action, int, int, set[int], list[tuple[int, set[int]]], set[int]]] = []
+        writers: dict[int, set[int]] = {}
+        foreign: set[int] = set()  # program counters some other thread's step writes
+        for P, table in comp.by_pc.items():
+            for q, cands in table.items():
+                for a, g, _ in cands:
+                    ws = comp.writes[a.index]
+                    post: set[int] | None = {q}
+                    # the guard's reads and the goto's: the pc is always live
+                    greads = _reads(g) if g != "True" else set()
+                    for i, v in ws:
+                        if i == P:
+                            post = _pc_values(v)
+                            greads |= _reads(v)
+                        elif i in pcs:
+                            greads |= _reads(v)
+                            foreign.add(i)
+                        else:
+                            writers.setdefault(i, set()).add(P)
+                    acts.append((a, P, q, greads,
+                                 [(i, _reads(v)) for i, v in ws if i not in pcs], post if post is not None else self.pcvals[P]))
+        # a thread whose pc another thread moves has no per-pc deadness (its liveness was derived
+        # from its own steps only): its variables are live everywhere or dead everywhere
+        self.owner = {i: next(iter(ps)) for i, ps in writers.items() if len(ps) == 1 and next(iter(ps)) not in foreign}
+        owned_by: dict[int, list[int]] = {}
+        for i, P in self.owner.items():
+            owned_by.setdefault(P, []).append(i)
+        self.live: dict[int, set[int]] = {i: set() for i in self.owner}  # owned: pc values where live
+        self.anywhere: set[int] = set()  # not owned: live everywhere
+        watched = set(step_reads)
+
+        def mark(i: int, P: int | None, q: int) -> bool:
+            if i in pcs:
+                return False
+            o = self.owner.get(i)
+            if o is None:
+                if i in self.anywhere:
+                    return False
+                self.anywhere.add(i)
+                return True
+            add = {q} if o == P else self.pcvals[o]
+            if add <= self.live[i]:
+                return False
+            self.live[i] |= add
+            return True
+
+        for i in target_reads:
+            mark(i, None, 0)
+        changed = True
+        while changed:
+            changed = False
+            for a, P, q, greads, ws, post in acts:
+                if not self._visible(a.index in watched, P, q, ws, post):
+                    continue
+                for i in greads | step_reads.get(a.index, set()):
+                    changed |= mark(i, P, q)
+                for w, reads in ws:
+                    if self._live_after(w, P, post):
+                        for i in reads:
+                            changed |= mark(i, P, q)
+                written = {w for w, _ in ws}
+                for v in owned_by.get(P, ()):
+                    if v not in written and q not in self.live[v] and self.live[v] & post:
+                        changed |= mark(v, P, q)
+        self.acts = {a.index: (P, q, ws, post) for a, P, q, _, ws, post in acts}
+        self.visible = {a.index for a, P, q, _, ws, post in acts if self._visible(a.index in watched, P, q, ws, post)}
+        self.owned_by = owned_by
+
+    def _live_after(self, w: int, P: int, post: set[int]) -> bool:
+        """May `w` be live after a step of thread `P` that leaves P's pc in `post`?"""
+        o = self.owner.get(w)
+        if o is None:
+            return w in self.anywhere
+        return bool(self.live[w] & post) if o == P else bool(self.live[w])
+
+    def _visible(self, watched: bool, P: int, q: int, ws: list[tuple[int, set[int]]], post: set[int]) -> bool:
+        return watched or post != {q} or any(self._live_after(w, P, post) for w, _ in ws)
+
+    def dead(self) -> dict[str, str]:
+        """Variable name -> where it is dead ("everywhere" or the owner's pc values), for tests and notes."""
+        names = self.comp.names
+        out = {}
+        for i, n in enumerate(names):
+            if i in self.pcs:
+                continue
+            if i in self.owner:
+                d = self.pcvals[self.owner[i]] - self.live[i]
+                if d == self.pcvals[self.owner[i]]:
+                    out[n] = "everywhere"
+                elif d:
+                    out[n] = f"at {names[self.owner[i]]} in {sorted(d)}"
+            elif i not in self.anywhere:
+                out[n] = "everywhere"
+        return out
+
+    def canon(self, t: StateT) -> StateT:
+        """The representative of a state: every variable dead at its program counters at its
+        initial value (what the reduced search stores; tests compare it with the unreduced one)."""
+        init = self.comp.init
+        l = list(t)
+        for i in range(len(l)):
+            if i in self.pcs:
+                continue
+            o = self.owner.get(i)
+            if (o is None and i not in self.anywhere) or (o is not None and t[o] not in self.live[i]):
+                l[i] = init[i]
+        return bytes(l) if isinstance(t, bytes) else tuple(l)
+
+    def body(self, a: Action) -> list[str]:
+        """The post-state statements of a visible action with dead variables at their initial
+        value: a write to a variable dead after the step is dropped (its pre-state value is
+        already the initial one) and an owned variable live before but dead after is reset."""
+        P, q, ws, post = self.acts[a.index]
+        comp = self.comp
+        init = comp.init
+        out = [f"l = {comp.copy}(t)"]
+        written = dict(comp.writes[a.index])
+        for i, v in comp.writes[a.index]:
+            if i == P or self._live_after(i, P, post):
+                out.append(f"l[{i}] = {v}")
+        resets: dict[int, list[int]] = {}
+        for p2 in sorted(post):
+            resets[p2] = [v for v in self.owned_by.get(P, ()) if p2 not in self.live[v]
+                          and (q in self.live[v] or (v in written and self.live[v] & post))]
+        if len(post) == 1:
+            out += [f"l[{v}] = {init[v]!r}" for v in resets[next(iter(post))]]
+        else:
+            kw = "if"
+            for p2, vs in resets.items():
+                if vs:
+                    out.append(f"{kw} l[{P}] == {p2}:")
+                    out += [f"    l[{v}] = {init[v]!r}" for v in vs]
+                    kw = "elif"
+        return out

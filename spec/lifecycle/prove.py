@@ -29,12 +29,29 @@ PROOFS_DIR = Path(__file__).resolve().parent.parent / "proofs"
 SCHEDULE = (8, 14, 20, 26)
 # the lifecycle's interleavings grow fast (3 dispatches, 2 tools): BFS hands over to BMC sooner
 BFS_STATES = 20_000
+# a violation's BFS runs on dead-variable representatives (spec.explore_compile.Liveness): the
+# largest known-bad ladder rung needs 58 747 of them (set-agents-race / P8 at 2/2/2/1, 0.4 CPU s);
+# witness stage chains search unreduced and keep BFS_STATES and the dispatch ladder
+VIOLATION_BFS_STATES = 100_000
 
 
 def ladder(cfg: LConfig) -> list[LConfig]:
     """Fewer dispatches first: a path found there replays unchanged at the requested size."""
     out = [replace(cfg, dispatches=d) for d in (1, 2) if d < cfg.dispatches]
     return out + [cfg]
+
+
+def bfs_rungs(cfg: LConfig) -> list[LConfig]:
+    """The breadth-first ladder: every smaller scope first (agents x contexts x tool threads at one
+    dispatch, the smallest product first), then more dispatches at the requested scope. Many bugs
+    show at 1 agent / 1 context / 1 tool; with the dead-variable reduction a small rung that holds
+    no counterexample is exhausted in a few hundred states, so trying it first is cheap. The path
+    is shortest at the rung's size (the note names it) and is replayed at the requested size."""
+    small = sorted({(a, c, t) for a in range(1, cfg.agents + 1) for c in range(1, cfg.contexts + 1)
+                    for t in range(1, cfg.tools + 1)}, key=lambda x: (x[0] * x[1] * x[2], x[2], x[1], x[0]))
+    out = [replace(cfg, agents=a, contexts=c, tools=t, dispatches=1) for a, c, t in small]
+    out += [replace(cfg, dispatches=d) for d in range(2, cfg.dispatches + 1)]
+    return [c for n, c in enumerate(out) if c not in out[:n]] or [cfg]
 
 
 def find_path(model: LifecycleModel, target: Callable[[LifecycleModel], tuple], ok: Callable[[list[dict], list[Action]], bool],
@@ -44,7 +61,10 @@ def find_path(model: LifecycleModel, target: Callable[[LifecycleModel], tuple], 
     saw = ""
     rungs = ladder(model.cfg)  # type: ignore[arg-type]
     if bfs_target is not None:
-        got = bfs_ladder(model, rungs, lambda c: LifecycleModel(c, model.variant), bfs_target, ok, BFS_STATES, budget)
+        stages = "stages" in bfs_target(model)
+        got = bfs_ladder(model, rungs if stages else bfs_rungs(model.cfg),  # type: ignore[arg-type]
+                         lambda c: LifecycleModel(c, model.variant), bfs_target, ok,
+                         BFS_STATES if stages else VIOLATION_BFS_STATES, budget)
         if got is not None:
             return got
     for n, small_cfg in enumerate(rungs):
