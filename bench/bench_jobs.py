@@ -6,8 +6,9 @@ cores shared with other work make it less than 2x); the checker's speedup is rea
 CPU seconds (user + sys of the child) are printed too: equal CPU at 1 and 2 jobs with no wall
 speedup means the cores were busy, not that the work was duplicated.
 The "CPU critical path" line is the speedup two idle cores would give, read from CPU seconds alone
-(the parent's serial CPU plus the busiest worker's, against `--jobs 1`'s CPU): a figure other
-sessions' load cannot move, where the wall-clock speedup on a shared machine can.
+(the parent's serial CPU plus the busiest worker's, against `--jobs 1`'s CPU): other sessions'
+load moves it far less than the wall-clock speedup (on a shared machine CPU seconds still grow
+a little with contention: cache, memory bandwidth), and it says what the serial part costs.
 
     python bench/bench_jobs.py [--runs 3] [--ops 3000] [--long-ops 12000] [--files 4] [--dir DIR]
 
@@ -80,7 +81,7 @@ finally:
 
 
 def critical(files: list[str], runs: int) -> tuple[float, float, float, float]:
-    """What 2 idle cores would give, from CPU seconds alone (a load-independent bound): `check
+    """What 2 idle cores would give, from CPU seconds alone (far less load-dependent than wall time): `check
     --jobs 1`'s CPU over the critical path of `--jobs 2`, i.e. the parent's CPU (serial: start-up,
     engines compiled before the fork, printing) plus the busiest worker's. Medians of (jobs-1
     CPU, parent CPU, busiest worker CPU, bound)."""
