@@ -5,6 +5,10 @@ floor's speedup is what this machine gives a perfectly parallel job of that shap
 cores shared with other work make it less than 2x); the checker's speedup is read against it.
 CPU seconds (user + sys of the child) are printed too: equal CPU at 1 and 2 jobs with no wall
 speedup means the cores were busy, not that the work was duplicated.
+The "CPU critical path" line is the speedup two idle cores would give, read from CPU seconds alone
+(the parent's serial CPU plus the busiest worker's, against `--jobs 1`'s CPU): other sessions'
+load moves it far less than the wall-clock speedup (on a shared machine CPU seconds still grow
+a little with contention: cache, memory bandwidth), and it says what the serial part costs.
 
     python bench/bench_jobs.py [--runs 3] [--ops 3000] [--long-ops 12000] [--files 4] [--dir DIR]
 
@@ -51,6 +55,55 @@ else:
     with ProcessPoolExecutor(jobs) as ex:
         print(sum(ex.map(split, files)))
 """.replace("BENCH", repr(str(Path(__file__).resolve().parent)))
+
+
+# `check --jobs 2` with the CPU each process spent recorded: the parent's (start-up, compiling
+# before the fork, printing) and each forked worker's (CPU clocks restart at 0 in a fork child).
+# With the pool's workers forked from a patched module, the patched worker function is the one
+# they run (pickled by name from __main__, which the fork child shares).
+CRIT = """
+import os, sys, time
+from spmcheck.checker import check_cli
+LOG = sys.argv[1]
+_orig = check_cli._check_in_worker
+def worker(path):
+    r = _orig(path)
+    with open(LOG, "a") as f:
+        f.write(f"{os.getpid()} {time.process_time()}\\n")
+    return r
+check_cli._check_in_worker = worker
+try:
+    check_cli.main(sys.argv[2:])
+finally:
+    with open(LOG, "a") as f:
+        f.write(f"parent {time.process_time()}\\n")
+"""
+
+
+def critical(files: list[str], runs: int) -> tuple[float, float, float, float]:
+    """What 2 idle cores would give, from CPU seconds alone (far less load-dependent than wall time): `check
+    --jobs 1`'s CPU over the critical path of `--jobs 2`, i.e. the parent's CPU (serial: start-up,
+    engines compiled before the fork, printing) plus the busiest worker's. Medians of (jobs-1
+    CPU, parent CPU, busiest worker CPU, bound)."""
+    one, par, work, bound = [], [], [], []
+    for _ in range(runs):
+        c1 = timed(check_cmd(files, 1))[1]
+        log = Path(tempfile.mkstemp(prefix="spmcrit")[1])
+        subprocess.run([sys.executable, "-c", CRIT, str(log), "--jobs", "2", *files], cwd=ROOT, env=ENV,
+                       capture_output=True, text=True)
+        per: dict[str, float] = {}
+        for ln in log.read_text().splitlines():
+            who, secs = ln.split()
+            per[who] = float(secs)  # a worker's last line: its CPU after its last file
+        log.unlink()
+        p = per.pop("parent")
+        w = max(per.values(), default=0.0)
+        one.append(c1)
+        par.append(p)
+        work.append(w)
+        bound.append(c1 / (p + w))
+    med = statistics.median
+    return med(one), med(par), med(work), med(bound)
 
 
 def timed(cmd: list[str]) -> tuple[float, float, str]:
@@ -143,6 +196,9 @@ def measure(name: str, files: list[str], runs: int) -> float:
     print(f"  spmcheck check:  --jobs 1 {c.wall1:.2f} s, --jobs 2 {c.wall2:.2f} s, speedup {c.speedup:.2f}x "
           f"(CPU {c.cpu1:.2f} / {c.cpu2:.2f} s); {c.speedup / f.speedup:.2f} of the floor's speedup; "
           f"output {'identical' if c.same else 'DIFFERENT'}")
+    one, par, work, bound = critical(files, runs)
+    print(f"  CPU critical path of --jobs 2: parent {par:.2f} s + busiest worker {work:.2f} s, against "
+          f"{one:.2f} s at --jobs 1: {bound:.2f}x on 2 idle cores")
     return c.speedup
 
 

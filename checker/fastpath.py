@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from lark import Lark
-from lark.grammar import NonTerminal, Rule, Symbol, Terminal
+if TYPE_CHECKING:  # Lark is imported when a grammar is compiled (checker/parse.py: not on import)
+    from lark import Lark
+    from lark.grammar import Rule, Symbol
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,8 @@ class FastPath:
 
 def compile_grammar(lark_obj: Lark, start: str = "line", dispatch: tuple[str, ...] = ("line", "body")) -> FastPath:
     """`dispatch` names the rules whose alternatives are told apart by a marker group."""
+    from lark.grammar import NonTerminal, Terminal
+
     rules: dict[str, list[Rule]] = {}
     for r in lark_obj.rules:
         rules.setdefault(r.origin.name, []).append(r)

@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
 
-from lark import Lark, UnexpectedInput
+if TYPE_CHECKING:  # Lark is imported only to word a syntax error (a line the fast path rejects)
+    from lark import Lark
 
 from spmcheck.spec.lang.openworld import Incremental, OAction, OpenWorld, World, as_set, render
 from spmcheck.spec.lang.owcompile import IMPOSSIBLE, expected
@@ -38,6 +39,8 @@ _INT = re.compile(r"-?[0-9]+\Z")
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
+    from lark import Lark
+
     # cached by Lark in the temp dir, keyed by the grammar text (see checker/parse.py grammar())
     return Lark((Path(__file__).with_name("trace_v2.lark")).read_text(), parser="lalr", cache=True)
 
@@ -133,6 +136,8 @@ def syntax_error(text: str) -> V2SyntaxError:
     m = re.match(r"[0-9]+", text)
     if m and len(m.group()) > MAX_DIGITS:
         return V2SyntaxError("TRC017", 1, f"sequence number of {len(m.group())} digits (at most {MAX_DIGITS})")
+    from lark import UnexpectedInput
+
     try:
         _lark().parse(text)
     except UnexpectedInput as e:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import io
 from functools import lru_cache
+from itertools import count
 from typing import Any, BinaryIO, Callable, Iterator
 
 from spmcheck.spec.lang.openworld import World
@@ -368,23 +369,26 @@ def blocks(stream: BinaryIO, n: int) -> Iterator[tuple[int, list[str] | None, tu
             carry = buf
             continue
         body, carry = buf[:cut], buf[cut + 1:]
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        lines = text.split("\n") if text is not None else None
         raws = None
-        if len(body) > MAX_LINE:
+        # a line over MAX_LINE bytes: read_lines' rules from here on. The bytes are split and
+        # measured only when some line could be that long: a UTF-8 character is at most 4 bytes,
+        # so decoded lines all within MAX_LINE // 4 characters (measured in C) cannot be
+        if len(body) > MAX_LINE and (lines is None or max(map(len, lines)) > MAX_LINE // 4):
             raws = body.split(b"\n")
             if any(len(r) > MAX_LINE for r in raws):
                 for item in _shifted(_Prefixed(buf, stream), n):
                     yield n, None, item
                 return
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is None or "\r" in text:
+        if lines is None or "\r" in text:  # type: ignore[operator]
             for r in raws if raws is not None else body.split(b"\n"):
                 n += 1
                 yield n - 1, None, _one(r, n, True)
             continue
-        lines = text.split("\n")
         yield n, lines, None
         n += len(lines)
         if len(carry) > MAX_LINE:
@@ -427,56 +431,55 @@ def run_compiled(chk: V2Check, stream: BinaryIO, n0: int, eng: "FastRun | None" 
 
 def _fast(chk: V2Check, eng: FastRun, lines: list[str], i: int, n: int) -> int:
     """Replay lines[i:] while they take the fast path; the index of the first one that does not
-    (lines[i] is line n + 1)."""
+    (lines[i] is line n + 1). A step that does not simply succeed (a new lock-order edge, a
+    failure) is taken here and ends the call: the caller reads the next line on the general path
+    and comes back.
+
+    Per line: one split, the expected sequence number compared as text, two dict look-ups and
+    the call. The line number and the expected number's text come from C iterators (`count`,
+    `map(str, ...)`) zipped with the lines, and the event count and last line are derived from how
+    many lines were taken once at the end, not kept per line."""
     where, last, sq = eng.where, eng.last, chk.sq
     shape = eng.shape
     once = eng.once
     exp = sq.expect
-    exp_s = str(exp)
-    events = chk.events
-    last_line = chk.last_line
-    j = i
-    for text in (lines if i == 0 else lines[i:]):
-        sp = text.split(" ", 2)
-        if len(sp) != 3 or sp[0] != exp_s:
+    n0 = n
+    for n, text, exp_s in zip(count(n0 + 1), lines if i == 0 else lines[i:], map(str, count(exp))):
+        try:
+            seq, t, rest = text.split(" ", 2)
+        except ValueError:  # fewer than three words: the general path words it
             break
-        t = sp[1]
+        if seq != exp_s:
+            break
         d = where.get(t)
         if d is None:
             break
-        g = d.get(sp[2])
+        g = d.get(rest)
         if g is None:
-            sh = shape(sp[2])
+            sh = shape(rest)
             if sh is None:
                 break
             g0 = d.shapes.get(sh[0])
             if g0 is None:
                 break
-            if sp[2] in once:  # a text seen before (core: a few agent ids): the next is a dict hit
+            if rest in once:  # a text seen before (core: a few agent ids): the next is a dict hit
                 if len(d) < CACHE:
-                    d[sp[2]] = _bound(g0, sh[1])
+                    d[rest] = _bound(g0, sh[1])
             else:  # a text seen once (a new dispatch id) is not kept in `d`, where it would crowd out
                 if len(once) >= CACHE:  # the texts that do repeat
                     once.clear()
-                once.add(sp[2])
-            n += 1
-            j += 1
+                once.add(rest)
             r = g0(t, sh[1])
         else:
-            n += 1
-            j += 1
             r = g(t)
         if r is True:
             last[t] = (n, text)
-            exp += 1
-            exp_s = str(exp)
-            events += 1
-            last_line = n
             continue
         # the step did not simply succeed: its outcome is taken here (the general path would
-        # call it again)
-        sq.last, sq.expect = exp, exp + 1
-        chk.events, chk.last_line = events + 1, n
+        # call it again), then the caller goes on
+        took = n - n0
+        sq.last, sq.expect = exp + took - 1, exp + took
+        chk.events, chk.last_line = chk.events + took, n
         if r == 2:
             last[t] = (n, text)
             f = eng.new_edges(n, chk.name)
@@ -488,16 +491,14 @@ def _fast(chk: V2Check, eng: FastRun, lines: list[str], i: int, n: int) -> int:
             ev = parse_fast(text)
             assert ev is not None
             chk.failed(eng, ev, n, text, True, f)
-        if not chk.replaying or eng.interp is not None:
-            return j
-        exp = sq.expect
-        exp_s = str(exp)
-        events = chk.events
-        last_line = n
-    if j > i:
-        sq.last, sq.expect = exp - 1, exp
-        chk.events, chk.last_line = events, last_line
-    return j
+        return i + took
+    else:
+        n += 1  # every line was taken: as if the next one broke the loop
+    took = n - n0 - 1
+    if took:
+        sq.last, sq.expect = exp + took - 1, exp + took
+        chk.events, chk.last_line = chk.events + took, n - 1
+    return i + took
 
 
 def _with_holes(fn: Any, args: tuple, holes: tuple, obs: tuple, named: tuple, t: str, vals: list[str]) -> Any:

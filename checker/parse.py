@@ -10,14 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import BinaryIO, Iterator, Union
-
-from lark import Lark, Token, Transformer, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterator, Union
 
 from spmcheck.spec.events import AnyHeader, Event, Header, LifecycleHeader, RunEnd
 
-from .fastpath import FastPath, compile_grammar
+if TYPE_CHECKING:
+    from lark import Lark
+    from lark.exceptions import UnexpectedInput
+
+    from .fastpath import FastPath
+
+# Lark is imported where a grammar is built or a line is parsed by it, not with this module: a v2
+# file (and every v2 worker of `check --jobs`) never needs the v1 grammar, and importing Lark is
+# about a fifth of a checker process's start-up (the serial part of --jobs)
 
 GRAMMAR_PATH = Path(__file__).with_name("trace.lark")
 MAX_LINE = 64 * 1024  # bytes; longer lines are reported (TRC007) and skipped in chunks
@@ -76,36 +81,42 @@ def _key(tok: str) -> str:
     return tok.lstrip(" \t").split("=", 1)[0]
 
 
-class _ToRecord(Transformer):  # type: ignore[type-arg]
-    """Callbacks take the plain children list (perf-notes §7.2: no v_args wrappers)."""
+def _to_record() -> Any:
+    """Lark's transformer that builds the records (the class needs Lark: made when the grammar is)."""
+    from lark import Token, Transformer, Tree
 
-    def line(self, c: list) -> Record:
-        return c[0] if c and not isinstance(c[0], Token) else None
+    class _ToRecord(Transformer):  # type: ignore[type-arg]
+        """Callbacks take the plain children list (perf-notes §7.2: no v_args wrappers)."""
 
-    def header(self, c: list) -> Header:
-        version = int(str(c[0]).split("v")[-1])
-        meta = tuple((_key(t), _value(t)) for t in c[5:])
-        return Header(version, _value(c[1]), int(_value(c[2])), int(_value(c[3])), int(_value(c[4])), meta)
+        def line(self, c: list) -> Record:
+            return c[0] if c and not isinstance(c[0], Token) else None
 
-    def lc_header(self, c: list) -> LifecycleHeader:
-        version = int(str(c[0]).split("v")[-1])
-        nums = [int(_value(t)) for t in c[3:11]]
-        meta = tuple((_key(t), _value(t)) for t in c[11:])
-        # switches stay numbers: a value other than 0/1 is the checker's TRC015, not a syntax error
-        return LifecycleHeader(version, _value(c[2]), *nums, meta=meta, model_name=_value(c[1]))
+        def header(self, c: list) -> Header:
+            version = int(str(c[0]).split("v")[-1])
+            meta = tuple((_key(t), _value(t)) for t in c[5:])
+            return Header(version, _value(c[1]), int(_value(c[2])), int(_value(c[3])), int(_value(c[4])), meta)
 
-    def run_end(self, c: list) -> RunEnd:
-        return RunEnd(int(c[0]))
+        def lc_header(self, c: list) -> LifecycleHeader:
+            version = int(str(c[0]).split("v")[-1])
+            nums = [int(_value(t)) for t in c[3:11]]
+            meta = tuple((_key(t), _value(t)) for t in c[11:])
+            # switches stay numbers: a value other than 0/1 is the checker's TRC015, not a syntax error
+            return LifecycleHeader(version, _value(c[2]), *nums, meta=meta, model_name=_value(c[1]))
 
-    def event(self, c: list) -> Event:
-        kind, args = c[2]
-        return Event(int(c[0]), str(c[1]).lstrip(" \t"), kind, args)
+        def run_end(self, c: list) -> RunEnd:
+            return RunEnd(int(c[0]))
 
-    def __default__(self, data: str, children: list, meta: object) -> object:
-        if str(data).startswith("_"):  # Lark's EBNF helper rules (META*) are inlined by the parser
-            return Tree(data, children, meta)
-        # every event-kind rule: its children are the ` key=value` tokens in grammar order
-        return str(data), tuple((_key(t), _value(t)) for t in children)
+        def event(self, c: list) -> Event:
+            kind, args = c[2]
+            return Event(int(c[0]), str(c[1]).lstrip(" \t"), kind, args)
+
+        def __default__(self, data: str, children: list, meta: object) -> object:
+            if str(data).startswith("_"):  # Lark's EBNF helper rules (META*) are inlined by the parser
+                return Tree(data, children, meta)
+            # every event-kind rule: its children are the ` key=value` tokens in grammar order
+            return str(data), tuple((_key(t), _value(t)) for t in children)
+
+    return _ToRecord()
 
 
 @dataclass(frozen=True)
@@ -121,11 +132,16 @@ class Grammar:
 
 @lru_cache(maxsize=1)
 def grammar() -> Grammar:
+    """Built on first use: a v2 file never needs it (checker/replay.py builds it after the v2 dispatch)."""
     text = GRAMMAR_PATH.read_text(encoding="utf-8")
     # cache=True: Lark keeps the analysed grammar in the temp dir, keyed by the grammar text, the
     # options and Lark's version (a stale or unreadable cache is rebuilt); building it costs about
     # a third of a second in every checker process, `--jobs` workers included
-    lk = Lark(text, parser="lalr", start="line", transformer=_ToRecord(), maybe_placeholders=False,
+    from lark import Lark
+
+    from .fastpath import compile_grammar
+
+    lk = Lark(text, parser="lalr", start="line", transformer=_to_record(), maybe_placeholders=False,
               cache=True)
     raw = lk  # rules and terminals (the transformer only acts on parse trees)
     fast = compile_grammar(raw)
@@ -182,6 +198,8 @@ def parse_line(text: str, last: bool = False) -> Record:
 
 
 def lark_parse(text: str, last: bool = False) -> Record:
+    from lark.exceptions import UnexpectedInput
+
     try:
         return grammar().lark.parse(text)  # type: ignore[no-any-return]
     except UnexpectedInput as e:
@@ -216,6 +234,8 @@ def _raise(e: TraceSyntaxError) -> Record:
 
 
 def _syntax_error(e: UnexpectedInput, text: str, last: bool) -> TraceSyntaxError:
+    from lark.exceptions import UnexpectedCharacters
+
     col = max(int(getattr(e, "column", 0) or 0), 1)
     if isinstance(e, UnexpectedCharacters):
         expected = e.allowed or set()

@@ -411,10 +411,6 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
     """Check one trace; never raises on bad input (I/O errors are the caller's). With
     `findings_fail`, the first finding (lifecycle FINDINGS) stops the replay as a violation;
     `reorder_window` N: lines up to N out of sequence order are restored (checker/sequence.py)."""
-    g = grammar()
-    fullmatch = g.fast.regex.fullmatch
-    seq_g = g.seq_group
-    event_markers = g.event_slots
     run = _Run(name)
     header: AnyHeader | None = None
     eng: Engine | None = None
@@ -502,6 +498,11 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
                     on_edges(list(res.lock_edges))
                 return res
             break
+    # the v1 grammar is built here, after the v2 dispatch: a v2 file never needs it
+    g = grammar()
+    fullmatch = g.fast.regex.fullmatch
+    seq_g = g.seq_group
+    event_markers = g.event_slots
     for n, text, err, nl in itertools.chain(ahead, lines):  # type: ignore[assignment]
         if err is not None:
             if run.n_problems >= MAX_BAD_LINES:
@@ -634,13 +635,15 @@ def _accelerated(stream: BinaryIO, name: str) -> FileResult | None:
 
 
 def _accelerate(stream: BinaryIO, name: str) -> FileResult | None:
-    from .v1fast import Fallback, check_v1
-
     for n, text, err, _ in read_lines(stream):
         if err is not None or text is None:
             return None
         if not text.strip() or text.startswith("#"):
             continue
+        if text.split()[:2] == ["spmcheck-trace", "v2"]:
+            return None  # v2 has its own engine (as parse_line would say, without building v1's grammar)
+        from .v1fast import Fallback, check_v1
+
         try:
             h = parse_line(text)
         except TraceSyntaxError:
@@ -783,6 +786,8 @@ def check_path(path: str, on_edges: Callable[[list], None] | None = None,
         os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as f:
             res = check_stream(f, path, on_edges, findings_fail, only, reorder_window)
+        if res.verdict is not Verdict.VIOLATED:
+            return res  # race_lines (imported only when needed: start-up) cites a violation's race
         from .race_lines import attach
 
         return attach(res, path, reorder_window)  # a core P1/P2 violation: the race's lines

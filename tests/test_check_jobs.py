@@ -14,12 +14,13 @@ from spmcheck.checker import check_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures"
-# a violated, a malformed, a diverged, an accepted (core), an accepted lifecycle trace and a path
+# a violated, a malformed, a diverged, an accepted (core v1 and v2), an accepted lifecycle trace and a path
 # that does not exist; the largest file is not first, so the submission order (largest first)
 # differs from the input order
 FILES = [str(FIX / "lookup-ok.log"), str(FIX / "violated-bad.log"), str(FIX / "syntax-bad.log"),
          str(ROOT / "traces" / "lc-final-a2-c2-t2.log"), str(FIX / "guard-bad.log"),
-         str(ROOT / "traces" / "final-a2-u2-l2.log"), str(ROOT / "no-such-trace.log")]
+         str(ROOT / "traces" / "final-a2-u2-l2.log"), str(ROOT / "traces" / "final-v2-cpp-a8-t64.log"),
+         str(ROOT / "no-such-trace.log")]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -61,3 +62,17 @@ def test_checked_yields_in_input_order_in_process() -> None:
     sharded = [(r.file, r.verdict, r.line, r.code, r.message) for r in check_cli.checked(FILES, 2)]
     assert sharded == serial
     assert [f for f, *_ in serial] == FILES
+
+
+def test_v2_check_imports_no_v1_grammar(tmp_path: Path) -> None:
+    """The start-up of a v2 check (the serial part of --jobs): neither Lark nor the v1 grammar
+    (checker/parse.py builds it only for a v1 file, Lark is imported only for it or to word a
+    syntax error), and race_lines only for a violation."""
+    code = ("import sys\n"
+            "from spmcheck.checker import check_cli, parse\n"
+            f"assert check_cli.main(['--jobs', '1', {str(ROOT / 'traces' / 'final-v2-cpp-a8-t64.log')!r}]) == 0\n"
+            "print(sorted(m for m in ('lark', 'spmcheck.checker.race_lines') if m in sys.modules),"
+            " parse.grammar.cache_info().currsize)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "[] 0"

@@ -799,36 +799,12 @@ class Program:
             state.append(f"    N_{s} = set()")
         for w in g.windows.values():
             state.append(f"    {w} = set()")
-        held = []
-        for f in p.funcs:
-            if f.lock is None:
-                continue
-            if len(f.args) == 1:
-                held.append(f"    def _held_{f.name}(v_t):\n        return bool(C_{f.name}.get(v_t, {g.default(f)}))")
-            else:
-                held.append(f"    def _held_{f.name}(v_t):\n        r = R_{f.name}.get(v_t)\n"
-                            f"        return r is not None and (bool(r[0]) or any(r[1].values()))")
-        watch = ("    def _watch(wl, v_t):\n"
-                 "        for item in list(wl):\n"
-                 "            if item[0] in EDGES:\n"
-                 "                wl.remove(item)\n"
-                 "            elif item[1](v_t):\n"
-                 "                PEND.append(item[0])\n")
-        wls = []
-        mh = may_hold(p)
-        for ca in acts:
-            if ca.edges:
-                acq = _acquired(ca.defn)
-                can = mh.get((ca.defn.role.name, ca.defn.at), set())
-                items = ", ".join(f"[({f.lock[0]!r}, {acq!r}), _held_{f.name}]" for f in p.funcs
-                                  if f.lock is not None and f.name in can)
-                wls.append(f"    WL_{ca.index} = [{items}]")
         disp = []
         for role, pcf in p.pc.items():
             assert isinstance(pcf.dom, EnumDom)
             for lab in pcf.dom.labels:
                 disp.append(f"    P_{role}_{pcf.dom.labels.index(lab)} = DISP[({role!r}, {lab!r})]")
-        out = ["def make(ROLE, WHERE, EDGES, PEND, DISP):", *state, *disp, *held, watch, *wls]
+        out = ["def make(ROLE, WHERE, EDGES, PEND, DISP):", *state, *disp]
         for h in g.helpers:
             out.append(_indent(h))
         out += [_indent(b) for b in bodies]
@@ -923,7 +899,22 @@ class Program:
         edges = not emit and a.kind == "lock_acquire" and _acquired(a) is not None and \
             bool(self.may.get((a.role.name, a.at), set()) & self.lockf)
         if edges:
-            body.append(f"if WL_{i}:\n    _watch(WL_{i}, {_v(a.thread.name)})")
+            # each lock class the thread may hold here (may_hold) is an edge to the acquired class
+            # when the thread holds it and the run has not seen that edge yet: inline, per lock
+            # function, the held test first (false for most, one dict read)
+            acq = _acquired(a)
+            tv = _v(a.thread.name)
+            can = self.may.get((a.role.name, a.at), set())
+            for f in self.proto.funcs:
+                if f.lock is None or f.name not in can:
+                    continue
+                e = (f.lock[0], acq)
+                if len(f.args) == 1:
+                    held = f"C_{f.name}.get({tv}, {g.default(f)})"
+                else:
+                    h = f"_h{next(g.counter)}"
+                    held = f"(({h} := R_{f.name}.get({tv})) is not None and (bool({h}[0]) or any({h}[1].values())))"
+                body.append(f"if {held} and {e!r} not in EDGES:\n    PEND.append({e!r})")
         # ---- the updates, read in the pre-state ----
         pre: list[str] = []
         apply: list[str] = []
