@@ -234,6 +234,12 @@ def concretise(model: Model, small: Model, indices: Sequence[int], setup: list[A
         key = (sa.thread, sa.kind, tuple((k, str(v)) for k, v in sa.static_args().items()))
         cands = model.actions_by_key.get(key, [])
         match = [c for c in cands if c.enabled(CONCRETE, state)]
+        if len(match) > 1 and sa.step.defn is not None:
+            # several steps share a thread, kind and static arguments and may be enabled at once
+            # (lifecycle queue_sync: a queue busy at some instant of the drain and idle at another
+            # may have timed out or not, digest §2.9); the search picked one of the definition's
+            # actions, and the event tells them apart by what it observes (drained=1/0)
+            match = [c for c in match if c.step.defn is sa.step.defn]
         if len(match) != 1:
             why = ("no action with this thread, kind and arguments at the requested size" if not cands else
                    "not enabled on the concrete reading" if not match else

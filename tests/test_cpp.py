@@ -117,16 +117,19 @@ def test_lifecycle_final_is_accepted(exe: Path, tmp_path: Path) -> None:
     # The model gaps a correct run can hit, each documented in cpp/DIVERGENCES.md: L1 (batching
     # decided at WriteInterceptor entry, the enter hook's snapshot later: a start/stop between
     # them), L2 (spm_enable/spm_disable's serializer transitions applied after the count change
-    # the event marks: a submit between them, seen under load), L3 (the SDK drains its queues one
-    # after another, the model at one instant). Any other outcome of a final run -- a violation,
-    # another divergence -- fails the test.
-    documented = (("CHK201", "every queue's _active_kernels is 0"), ("CHK202", "batch="), ("CHK202", "drained="),
-                  ("CHK202", "serialized="))
+    # the event marks: a submit between them, seen under load). L3 (the queues drained one after
+    # another) is closed: the model judges the drain over its span. What it brought out is a
+    # property of the code, not a gap: map-empty-after-drain is violated by `final`
+    # (spec/lifecycle/expected.py; a dispatch submitted on a queue already synced holds the
+    # context's fallback packet when the drain returns true; 3 of 100 runs, DIVERGENCES.md L3).
+    # Any other outcome of a final run -- another violation, another divergence -- fails the test.
+    documented = (("CHK202", "batch="), ("CHK202", "serialized="))
+    findings = ("map-empty-after-drain",)
     outcomes = []
     for seed in range(8):  # bounded attempts until 2 runs are accepted (measured ~3 in 4 are)
         r = check_path(str(run(exe, tmp_path, "lifecycle", "final", seed)))
         outcomes.append((r.verdict.value, r.code, r.message))
-        assert r.verdict.value == "accepted" or any(
+        assert r.verdict.value == "accepted" or (r.verdict.value == "violated" and r.prop in findings) or any(
             r.code == c and m in (r.message or "") for c, m in documented), (seed, r.code, r.message)
         if sum(v == "accepted" for v, _, _ in outcomes) >= 2:
             break

@@ -167,6 +167,60 @@ def test_queue_sync_picks_the_action_whose_guard_holds() -> None:
     assert (r.verdict, r.code) == (Verdict.DIVERGED, "CHK201")
 
 
+def test_queue_sync_judges_each_queue_over_the_whole_drain() -> None:
+    """queue_controller_sync() syncs the queues one after another (digest §2.9): queue 0 was idle
+    when the drain began, takes a dispatch after its own sync returned, while queue 1 is still
+    draining; drained=1 is correct code behaviour (cpp/DIVERGENCES.md L3, CHK201 before)."""
+    # ctx 0 collects on agent 1 only, so the late dispatch on agent 0 leaves its map alone
+    start = ("t0 context_register ctx=0", "t0 set_agents_check ctx=0 agents=1 result=0", "t0 set_agents_write ctx=0",
+             *START0[1:3], "t0 spm_enable ctx=0 agents_mask=2", *START0[4:])
+    busy1 = ("d0 dispatch_write agent=1 id=0 batch=0 instrumented=1 serialize=1 spm=1",
+             "d0 dispatch_submit id=0 serialized=1")
+    late0 = ("d0 dispatch_write agent=0 id=1 batch=1 instrumented=0 serialize=0 spm=0",
+             "d0 dispatch_submit id=1 serialized=0")
+    done1 = ("h0 completion_exit id=0 prescan=1 delivered=1", "h0 completion_signal id=0")
+    stop = (*STOP0[:2], *late0, *done1, "t1 queue_sync ctx=0 drained=1", "t1 spm_disable ctx=0 agents_mask=2",
+            *STOP0[4:], "h0 completion_exit id=1 prescan=0 delivered=0", "h0 completion_signal id=1")
+    r = check(trace(*start, *busy1, *stop))
+    assert r.verdict is Verdict.ACCEPTED, r
+    # queue 1 never idle during the drain (its dispatch completes only after the sync): drained=1
+    # is rejected, drained=0 (a timeout) is the model's step
+    never = (*start, *busy1, *STOP0[:2], *late0)
+    r = check(trace(*never, "t1 queue_sync ctx=0 drained=1"))
+    assert (r.verdict, r.code, r.line) == (Verdict.DIVERGED, "CHK201", len(never) + 2), r  # line 1: the header
+    assert "was 0 at some instant of the drain" in (r.message or "")
+    assert check(trace(*never, "t1 queue_sync ctx=0 drained=0", "t1 spm_disable ctx=0 agents_mask=2", *STOP0[4:],
+                       *done1, *stop[-2:])).verdict is Verdict.ACCEPTED
+    # a queue idle when the drain began and busy only before it: no sync could time out
+    r = check(trace(*start, *busy1, *done1, *STOP0[:2], "t1 queue_sync ctx=0 drained=0"))
+    assert (r.verdict, r.code) == (Verdict.DIVERGED, "CHK202"), r
+    # a queue idle at both ends of the drain but busy in between: its sync may have timed out
+    # (written after `enabled` was cleared: the fallback packet, no delivery)
+    between = ("d0 dispatch_write agent=1 id=0 batch=0 instrumented=1 serialize=1 spm=0",
+               "d0 dispatch_submit id=0 serialized=1", "h0 completion_exit id=0 prescan=1 delivered=0",
+               "h0 completion_signal id=0")
+    r = check(trace(*start, *STOP0[:2], *between, "t1 queue_sync ctx=0 drained=0",
+                    "t1 spm_disable ctx=0 agents_mask=2", *STOP0[4:]))
+    assert r.verdict is Verdict.ACCEPTED, r
+
+
+def test_queue_sync_leaves_a_late_dispatch_of_a_synced_queue_in_the_map() -> None:
+    """The finding the sequential drain brings out (map-empty-after-drain, P4 corollary, expected
+    violated for final): queue 0's sync returned, then a dispatch on agent 0, which the stopping
+    context still instruments (its slot is published until phase 3; `enabled` is cleared, so
+    pre_kernel_call inserts the EmptyAQLPacket fallback, digest §2.5), is submitted before queue
+    1's sync returns: the drain succeeds with that dispatch's packet in the context's map."""
+    busy1 = ("d0 dispatch_write agent=1 id=0 batch=0 instrumented=1 serialize=1 spm=1",
+             "d0 dispatch_submit id=0 serialized=1")
+    late0 = ("d0 dispatch_write agent=0 id=1 batch=0 instrumented=1 serialize=1 spm=0",
+             "d0 dispatch_submit id=1 serialized=1")
+    events = (*START0, *busy1, *STOP0[:2], *late0, "h0 completion_exit id=0 prescan=1 delivered=1",
+              "h0 completion_signal id=0", "t1 queue_sync ctx=0 drained=1")
+    r = check(trace(*events))
+    assert (r.verdict, r.code, r.prop, r.line) == (Verdict.VIOLATED, "CHK101", "map-empty-after-drain",
+                                                        len(events) + 1), r
+
+
 def test_inconclusive_mid_operation_but_in_flight_dispatch_is_fine() -> None:
     r = check(trace(*START0[:3]))
     assert (r.verdict, r.code) == (Verdict.INCONCLUSIVE, "CHK301") and "t0 at 'spm_enable'" in r.message

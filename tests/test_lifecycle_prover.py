@@ -76,7 +76,7 @@ def default_results():
 
 
 def test_every_default_lifecycle_verdict_matches(default_results) -> None:
-    """What `spmcheck prove` shows: final proved everywhere (stored invariant re-checked by Z3,
+    """What `spmcheck prove` shows: final proved everywhere its expectation says (stored invariant re-checked by Z3,
     witnesses reachable), the reviewers' questions answered, findings reported."""
     for r in default_results:
         assert r.verdict == r.expected, (r.variant, r.property, r.verdict, r.reason)

@@ -278,7 +278,14 @@ def results():  # type: ignore[no-untyped-def]
 
 def test_final_core_properties_are_proved_at_any_size(results) -> None:  # type: ignore[no-untyped-def]
     got = {(r.variant, r.property): r for r in results}
+    # map-empty-after-drain is violated by final since the drain is judged queue by queue
+    # (spec/lifecycle/expected.py, digest §2.9): its implication fails at the successful drain and
+    # a stored concrete trace confirms it
+    r = got[("final", "map-empty-after-drain")]
+    assert r.verdict == "violated" and r.failed[0].name == "implies-property:t.drain.queue_sync[ok]", r.reason
     for p in LPROPS:
+        if expected("final", p)[0] != "proved":
+            continue
         r = got[("final", p)]
         assert r.verdict == "proved", (p, r.reason)
         names = [c.name for c in r.checks]
@@ -321,6 +328,12 @@ def test_step_ctis_are_real_steps_of_the_fixed_size_model(results) -> None:  # t
             cs = _concrete(m, pre, dict(kv.split("=", 1) for kv in kvs))
             static = tuple(tuple(kv.split("=", 1)) for kv in kvs)
             cands = [a for a in m.actions_by_key.get((thread, kind, static), []) if a.enabled(CONCRETE, cs)]  # type: ignore[arg-type]
+            if len(cands) > 1:
+                # actions sharing thread, kind and static keys (queue_sync drained=1/0, both
+                # enabled when a queue was busy and idle during the drain): the check names the
+                # parametric action, whose observation tells them apart
+                ok = "[timeout]" not in c.name
+                cands = [a for a in cands if bool(a.observed(CONCRETE, cs).get("drained")) == ok]
             assert len(cands) == 1, (r.variant, c.name, c.cti.event)
             post = apply(m, CONCRETE, cs, cands[0])
             changed = {n for n in post if post[n] != cs[n] and n in pre}

@@ -51,6 +51,8 @@ _LIFECYCLE: tuple[tuple[str, str], ...] = (
     (r"was\.(t\d+)", "{0}'s was_enabled guard at stop"),
     (r"sc\.(t\d+)", "result of {0}'s conflict scan (0 ok, else conflict/busy)"),
     (r"sa\.(t\d+)\.(\d+)", "agent {1} in the agent set {0} is installing"),
+    (r"ds\.(t\d+)\.(\d+)", "phase of dispatch {1} when {0}'s drain began (0 none: also outside a drain)"),
+    (r"ze\.(\d+)", "dispatch {0}'s async_complete() left its queue with no kernel in flight"),
     (r"dn", "dispatches written so far by d0"),
     (r"hk", "dispatch the completion thread h0 handles"),
     (r"st\.(\d+)", "phase of dispatch {0}: 0 none, 1 hooked, 2 in flight, 3 exit hooks ran, 4 done"),

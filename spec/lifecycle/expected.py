@@ -15,7 +15,19 @@ _NO_MARKER_P9 = ("digest §4 P9 (a): stop sees `enabled` still false (with the w
                  "nothing; the start then acquires on a context whose slot is cleared")
 _LEAK_P3 = "the leaked reference keeps the serializer ENABLED with no published context to request serialization"
 
+# queue_controller_sync() syncs the queues one after another (digest §2.9): a queue whose sync
+# returned takes a new dispatch, which the stopping context still instruments (its slot stays
+# published until stop phase 3; `enabled` is cleared, so pre_kernel_call inserts the
+# EmptyAQLPacket fallback, digest §2.5) and which async_started() counts, before a later queue's
+# sync returns true. Found when the model stopped requiring every queue idle at one instant
+# (cpp/DIVERGENCES.md L3, closed 2026-12-04); the one-instant model had made it unreachable.
+_SEQUENTIAL_DRAIN = ("digest §2.9 [SRC 5d4ce3a9]: Queue::sync() runs queue after queue; a dispatch submitted on "
+                     "a queue already synced holds the context's fallback packet when queue_controller_sync() "
+                     "returns true")
+
 VIOLATED: dict[tuple[str, str], str] = {
+    ("final", P4M): _SEQUENTIAL_DRAIN,
+    ("pr-758072b", P4M): _SEQUENTIAL_DRAIN,
     ("pr-758072b", GATE): "is_any_active() gate at 758072b (digest §5.2)",
     ("pr-758072b", P6): "[INF] tags 1..4 at that revision (digest §2.11 ROCm@9a49575c)",
     ("pr-758072b", P8): "[INF] no start marker at 758072b: " + _NO_MARKER_P8,

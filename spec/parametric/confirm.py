@@ -14,9 +14,10 @@ and says so — the same contract as the stored invariants in spec/proofs/.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..backend import CONCRETE
+from ..events import value_text
 from ..model import Action, Model, apply
 from ..properties import PROPERTIES
 from ..prove import _violates as violates
@@ -34,21 +35,35 @@ def _blocked_everywhere(model: Model, s: dict) -> bool:
     return not PROPERTIES["lock-order-acyclic"].state(CONCRETE, s, model)  # type: ignore[misc]
 
 
-def replay_events(model: Model, lines: Sequence[str]) -> tuple[list[dict], list[Action]] | None:
+def replay_events(model: Model, lines: Sequence[str],
+                  ok: Callable[[list[dict], list[Action]], bool] | None = None) -> tuple[list[dict], list[Action]] | None:
     """Replay stored event lines (`<seq> <thread> <kind> key=value...`) from Init: the static
-    arguments select the action, which must be the only enabled one. None if a line does not fit.
-    Shared by the core and lifecycle stores (counterexamples and witness paths)."""
-    states = [model.init_state()]
-    acts: list[Action] = []
+    arguments select the action, and the observed values a line reports pick among actions that
+    share them (lifecycle queue_sync drained=1/0, which may both be enabled: a queue busy at some
+    instant of the drain and idle at another may have timed out or not, digest §2.9). A line
+    that still names several enabled actions tries each; the path is the first that replays to
+    the end and satisfies `ok`. None if no path fits. Shared by the core and lifecycle stores
+    (counterexamples and witness paths)."""
+    parsed = []
     for ln in lines:
         _, thread, kind, *kvs = ln.split()
-        args = dict(kv.split("=", 1) for kv in kvs)
-        cands = [a for a in model.select(thread, kind, args) if a.enabled(CONCRETE, states[-1])]
-        if len(cands) != 1:
-            return None
-        acts.append(cands[0])
-        states.append(apply(model, CONCRETE, states[-1], cands[0]))
-    return states, acts
+        parsed.append((thread, kind, dict(kv.split("=", 1) for kv in kvs)))
+
+    def fits(a: Action, s: dict, args: dict[str, str]) -> bool:
+        return a.enabled(CONCRETE, s) and all(
+            value_text(v) == args[k] for k, v in a.observed(CONCRETE, s).items() if k in args)
+
+    def go(i: int, states: list[dict], acts: list[Action]) -> tuple[list[dict], list[Action]] | None:
+        if i == len(parsed):
+            return (states, acts) if ok is None or ok(states, acts) else None
+        thread, kind, args = parsed[i]
+        for a in [a for a in model.select(thread, kind, args) if fits(a, states[-1], args)]:
+            got = go(i + 1, states + [apply(model, CONCRETE, states[-1], a)], acts + [a])
+            if got is not None:
+                return got
+        return None
+
+    return go(0, [model.init_state()], [])
 
 
 def replay(variant: str, prop: str, text: str) -> tuple[str, ...]:
@@ -60,11 +75,8 @@ def replay(variant: str, prop: str, text: str) -> tuple[str, ...]:
     if head.get("variant") != variant:
         return ()
     model = Model(Config(int(head["agents"]), int(head["updaters"]), int(head["lookups"])), variant)
-    got = replay_events(model, lines[1:])
-    if got is None:
-        return ()
-    states, acts = got
-    return tuple(lines) if violates(model, PROPERTIES[prop], states, acts) else ()
+    got = replay_events(model, lines[1:], lambda st, acts: violates(model, PROPERTIES[prop], st, acts))
+    return tuple(lines) if got is not None else ()
 
 
 def confirm(variant: str, prop: str) -> tuple[str, ...]:

@@ -11,8 +11,10 @@ The any-size reading differs from the fixed-size state in three declared ways (s
 * `mtx` (0 free, i+1 held by tool i) is the relation `mo(t)` "t holds the contexts mutex"
   (`OwnerDom`); mutual exclusion of `mo` is an invariant conjunct.
 * `inf(a)` (Queue::_active_kernels) and `ks(k)` (kfd_stop + DISPATCH_END deliveries) have no
-  symbol (`Protocol.abstractions`): the drain guard "every queue's _active_kernels is 0" reads
-  "no dispatch is in flight" (inf(a) = #{k : da(k)=a, st(k) in {flight, exited}}), and P4
+  symbol (`Protocol.abstractions`): the definition reads inf only through what it counts
+  (inf(a) = #{k : da(k)=a, st(k) in {flight, exited}}; the drain guards read the dispatch phases
+  snapshotted when the drain began, and "this completion empties its queue" is "no other
+  dispatch of its agent is in flight or exited", first-order), and P4
   reads "no exited dispatch still has its SPM packet in a context's map" (ks(k) = #{c : pk(k,c)
   = spm, mp(k,c) erased}). Why those equations hold at every size is a counting argument, not a
   Z3 query (cardinality is not first-order): each step changes both sides by the same amount

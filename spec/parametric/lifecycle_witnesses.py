@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from functools import lru_cache
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..backend import CONCRETE
 from ..model import Action, apply
@@ -99,7 +99,9 @@ def _model(cfg: LConfig, variant: str) -> LifecycleModel:
     return LifecycleModel(cfg, variant)
 
 
-def _replay(variant: str, text: str) -> tuple[LifecycleModel, list[dict], list[Action]] | None:
+def _replay(variant: str, text: str,
+            ok: Callable[[LifecycleModel, list[dict], list[Action]], bool] | None = None,
+            ) -> tuple[LifecycleModel, list[dict], list[Action]] | None:
     """Replay a stored lifecycle path from Init on LifecycleModel (static args select the action)."""
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     if not lines:
@@ -110,7 +112,7 @@ def _replay(variant: str, text: str) -> tuple[LifecycleModel, list[dict], list[A
     cfg = LConfig(int(head["agents"]), int(head["contexts"]), int(head["tools"]), int(head["dispatches"]),
                   int(head["max_ids"]), head["timeouts"] == "1", head["deactivate"] == "1", head["destroy"] == "1")
     m = _model(cfg, variant)
-    got = replay_events(m, lines[1:])
+    got = replay_events(m, lines[1:], None if ok is None else lambda st, acts: ok(m, st, acts))
     if got is None:
         return None
     states, acts = got
@@ -188,12 +190,11 @@ def cex_file(variant: str, prop: str) -> Path:
 
 def replay(variant: str, prop: str, text: str) -> tuple[str, ...]:
     """The trace lines if `text` replays from Init on LifecycleModel and ends in a violation."""
-    got = _replay(variant, text)
+    got = _replay(variant, text, lambda m, st, acts: violates(m, LPROPERTIES[prop], st, acts))
     if got is None:
         return ()
-    m, states, acts = got
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
-    return tuple(lines) if violates(m, LPROPERTIES[prop], states, acts) else ()
+    return tuple(lines)
 
 
 def confirm(variant: str, prop: str) -> tuple[str, ...]:

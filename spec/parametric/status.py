@@ -42,7 +42,7 @@ LSTATUS: dict[tuple[str, str], str] = {
     ('final', 'lock-order-acyclic'): 'any size',
     ('final', 'no-unserialized-dispatch-while-enabled'): 'any size',
     ('final', 'in-flight-completion-delivered'): 'any size',
-    ('final', 'map-empty-after-drain'): 'any size',
+    ('final', 'map-empty-after-drain'): 'bounded only: parametric check fails: implies-property:t.drain.queue_sync[ok]; violation confirmed by a concrete trace',
     ('final', 'tags-disjoint'): 'any size',
     ('final', 'agent-scoping'): 'any size',
     ('final', 'spm-contexts-disjoint'): 'any size',
