@@ -64,8 +64,10 @@ def final_sentence(run: ProveRun) -> str:
         return (f"**The final design is proved for any number of GPUs (agents) and threads**: all {c.final_total} "
                 "of its properties hold in every reachable state at any size (parametric inductive proofs), and "
                 "at the fixed size by a stored inductive invariant re-checked by Z3.")
+    broken = (f" It violates {', '.join(c.final_violated)}, as the model of the code predicts (a counterexample "
+              "below; the expected verdict cites why)." if c.final_violated else "")
     return (f"The final design: {c.final_any} of {c.final_total} properties proved for any number of GPUs; the "
-            "others are proved at the fixed size only or not proved (see the matrix).")
+            "others are proved at the fixed size only or not proved (see the matrix)." + broken)
 
 
 def _summary_of(prop: str, model: str) -> str:
