@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from .backend import CONCRETE
-from .model import Action, Model, apply
+from .model import Action, Model, backtrack
 
 CERTS_DIR = Path(__file__).resolve().parent / "certs"
 FORMAT = 1
@@ -83,18 +83,7 @@ def replay(model: Model, lines: Sequence[str],
     another, digest §2.9); the replay then tries each, and the path is the first whose states
     satisfy `ok` (the stored certificate's target)."""
     by_desc = _by_describe(model)
-
-    def go(i: int, acts: list[Action], states: list[dict]) -> tuple[list[Action], list[dict]] | None:
-        if i == len(lines):
-            return (acts, states) if ok is None or ok(states, acts) else None
-        s = states[-1]
-        for a in [a for a in by_desc.get(lines[i], ()) if a.enabled(CONCRETE, s)]:
-            got = go(i + 1, acts + [a], states + [apply(model, CONCRETE, s, a)])
-            if got is not None:
-                return got
-        return None
-
-    return go(0, [], [model.init_state()])
+    return backtrack(model, len(lines), lambda i, s: [a for a in by_desc.get(lines[i], ()) if a.enabled(CONCRETE, s)], ok)
 
 
 def _by_describe(model: Model) -> dict[str, list[Action]]:

@@ -18,7 +18,7 @@ import z3
 from .backend import CONCRETE
 from .budget import Budget, as_budget
 from .invariants import Candidate, candidates
-from .model import Model, apply
+from .model import Model, ReadRecorder, apply
 from . import smtterm
 from .properties import Property
 from .z3_encoding import Z3, Transition, _b, as_term
@@ -155,30 +155,6 @@ def implies_property(model: Model, trans: Transition, inv: Inductive, prop: Prop
     return ImplResult("proved")
 
 
-class _Reads:
-    """The state map handed to a function while its term is built: records which variables it
-    reads, so an action's re-check can skip the conjuncts it cannot change. It offers only
-    look-ups by name (no iteration, no copy), so every variable a term contains was looked up
-    here; a function that needs more fails on it and is built again without the record."""
-
-    __slots__ = ("_base", "seen")
-
-    def __init__(self, base: dict) -> None:
-        self._base = base
-        self.seen: set[str] = set()
-
-    def __getitem__(self, k: str) -> object:
-        self.seen.add(k)
-        return self._base[k]
-
-    def get(self, k: str, default: object = None) -> object:
-        self.seen.add(k)
-        return self._base.get(k, default)
-
-    def __contains__(self, k: object) -> bool:
-        return k in self._base
-
-
 def conj(handles: list, ctx: z3.Context | None = None) -> z3.BoolRef:
     """And of many terms (given as C handles, `Reader.build`) in one C call: z3.And re-checks
     the sort of every argument in Python, which for thousands of conjuncts costs more than the
@@ -223,7 +199,7 @@ class Reader:
         seen: list[set[str]] = []
         for fn in fns:
             got: str | None = None
-            rec = _Reads(self.tstate) if self.tstate is not None else None
+            rec = ReadRecorder(self.tstate) if self.tstate is not None else None
             if rec is not None:
                 try:
                     got = smtterm.lit(fn(smtterm.SMT, rec), "B")[0]

@@ -228,3 +228,51 @@ def _step(u: Universe, act: LAction, thread: str, env: dict[str, Any], pc: Any) 
                    lambda b, s, t, p: comp.guards(b, s), lambda b, s, t, p: comp.effect(b, s),
                    lambda b, s, t, p: comp.observed(b, s), act.source,
                    lambda b, s, t, p: comp.selectors(b, s), act, comp.checks)
+
+
+class ReadRecorder:
+    """A state map that records which variables a function reads while it runs (an action's
+    re-check skips the conjuncts it cannot change, spec/induction.py; the refinement check reads a
+    step's accesses, spec/refinement.py). It offers only
+    look-ups by name (no iteration, no copy), so every variable a term contains was looked up
+    here; a function that needs more fails on it and is built again without the record."""
+
+    __slots__ = ("_base", "seen")
+
+    def __init__(self, base: dict) -> None:
+        self._base = base
+        self.seen: set[str] = set()
+
+    def __getitem__(self, k: str) -> object:
+        self.seen.add(k)
+        return self._base[k]
+
+    def get(self, k: str, default: object = None) -> object:
+        self.seen.add(k)
+        return self._base.get(k, default)
+
+    def __contains__(self, k: object) -> bool:
+        return k in self._base
+
+
+def backtrack(model: "Model", n: int, candidates: "Callable[[int, dict], list[Action]]",
+              ok: "Callable[[list[dict], list[Action]], bool] | None" = None
+              ) -> "tuple[list[Action], list[dict]] | None":
+    """Replay n stored steps from Init on the concrete reading: `candidates(i, s)` are the enabled
+    actions step i may name in state s. Usually one; where several steps share a line and may be
+    enabled at once (lifecycle queue_sync drained=1/0, digest §2.9) each is tried, and the path is
+    the first that replays to the end and satisfies `ok`. Shared by the certificate store
+    (spec/certs.py) and the parametric counterexample store (spec/parametric/confirm.py)."""
+    from .backend import CONCRETE
+
+    def go(i: int, acts: list[Action], states: list[dict]) -> "tuple[list[Action], list[dict]] | None":
+        if i == n:
+            return (acts, states) if ok is None or ok(states, acts) else None
+        s = states[-1]
+        for a in candidates(i, s):
+            got = go(i + 1, acts + [a], states + [apply(model, CONCRETE, s, a)])
+            if got is not None:
+                return got
+        return None
+
+    return go(0, [], [model.init_state()])

@@ -54,7 +54,7 @@ from .backend import CONCRETE
 from .budget import Budget, as_budget
 from .lang.finite import Universe
 from .lang.syntax import Func, Protocol
-from .model import Action, Model
+from .model import Action, Model, ReadRecorder
 from .programs import P1, definition, pc_of, role_of
 from .results import RefinementResult
 from .variants import VARIANTS, Variant
@@ -101,18 +101,6 @@ def abstraction(core: Protocol, lifecycle: Protocol) -> list[tuple[Func, Func]]:
     return out
 
 
-class _Reads(dict):  # type: ignore[type-arg]
-    """A state that records the keys a compiled step reads (its text reads `s[key]`)."""
-
-    def __init__(self, base: Mapping[str, Any]) -> None:
-        super().__init__(base)
-        self.seen: set[str] = set()
-
-    def __getitem__(self, key: str) -> Any:
-        self.seen.add(key)
-        return super().__getitem__(key)
-
-
 def accesses(model: Model, act: Action) -> frozenset[str]:
     """The keys an action instance reads (selectors, guards, update values, observations; not its
     claims' conditions, which judge the step and are no behaviour) or writes."""
@@ -120,7 +108,7 @@ def accesses(model: Model, act: Action) -> frozenset[str]:
     got = mine.get(act.index)
     if got is not None:
         return got
-    s = _Reads(model.init_state())
+    s = ReadRecorder(model.init_state())
     act.selectors(CONCRETE, s)
     act.guards(CONCRETE, s)
     writes = act.effect(CONCRETE, s)
@@ -598,7 +586,7 @@ def foreign_reads(v: Variant, cfg: Config = Config(2, 2, 2)) -> list[str]:
             others.add(key)
     out = []
     for a in model.actions:
-        s = _Reads(model.init_state())
+        s = ReadRecorder(model.init_state())
         a.effect(CONCRETE, s)
         a.observed(CONCRETE, s)
         bad = sorted((s.seen & others) - owned.get(a.thread, set()))

@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 
 from ..backend import CONCRETE
 from ..events import value_text
-from ..model import Action, Model, apply
+from ..model import Action, Model, backtrack
 from ..properties import PROPERTIES
 from ..prove import _violates as violates
 from ..vocabulary import Config
@@ -53,17 +53,9 @@ def replay_events(model: Model, lines: Sequence[str],
         return a.enabled(CONCRETE, s) and all(
             value_text(v) == args[k] for k, v in a.observed(CONCRETE, s).items() if k in args)
 
-    def go(i: int, states: list[dict], acts: list[Action]) -> tuple[list[dict], list[Action]] | None:
-        if i == len(parsed):
-            return (states, acts) if ok is None or ok(states, acts) else None
-        thread, kind, args = parsed[i]
-        for a in [a for a in model.select(thread, kind, args) if fits(a, states[-1], args)]:
-            got = go(i + 1, states + [apply(model, CONCRETE, states[-1], a)], acts + [a])
-            if got is not None:
-                return got
-        return None
-
-    return go(0, [model.init_state()], [])
+    got = backtrack(model, len(parsed), lambda i, s: [a for a in model.select(*parsed[i]) if fits(a, s, parsed[i][2])],
+                    ok)
+    return None if got is None else (got[1], got[0])
 
 
 def replay(variant: str, prop: str, text: str) -> tuple[str, ...]:
