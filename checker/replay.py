@@ -19,6 +19,7 @@ from spmcheck.spec.backend import CONCRETE
 from spmcheck.spec.events import (END_MARKER_KEY, AnyHeader, Event, Header, LifecycleHeader, RunEnd,
                          promises_end, value_text)
 from spmcheck.spec.lifecycle.model import LifecycleModel
+from spmcheck.spec.lifecycle.expected import final_findings
 from spmcheck.spec.lifecycle.properties import CORE_LPROPS, FINDINGS, LPROPERTIES
 from spmcheck.spec.lifecycle.properties import meta as lmeta
 from spmcheck.spec.lifecycle.trace import MODEL as LIFECYCLE, config_of
@@ -119,8 +120,10 @@ def _extensions(name: str) -> dict[str, bool]:
 OUTSIDE_SWITCHES = ("deactivate",)
 
 
-def lifecycle_props(cfg: LConfig) -> PropSet:
-    """CORE_LPROPS are fatal, FINDINGS are notes. When the trace switches on a behaviour outside the
+def lifecycle_props(cfg: LConfig, variant: str = "final") -> PropSet:
+    """CORE_LPROPS are fatal, FINDINGS are notes, and so are the core properties the final design
+    itself violates when the variant violates them for the same reason (expected.final_findings:
+    map-empty-after-drain, the code's sequential drain). When the trace switches on a behaviour outside the
     core properties' proof scenario (deactivate=1), they are notes too: a core property checked by
     the very same predicate as a finding whose scenario has that switch is reported under the
     finding's name (refcount-balanced is deactivate-releases-references), the others under their own
@@ -134,9 +137,10 @@ def lifecycle_props(cfg: LConfig) -> PropSet:
             if ext and all(getattr(cfg, k) for k in ext) and _same_check(LPROPERTIES[n], f):
                 renamed[n] = f.name
     outside = any(getattr(cfg, k) for k in OUTSIDE_SWITCHES)
-    core = [LPROPERTIES[n] for n in CORE_LPROPS if n not in renamed and n != DEADLOCK]
+    known = final_findings(variant)
+    core = [LPROPERTIES[n] for n in CORE_LPROPS if n not in renamed and n != DEADLOCK and n not in known]
     fatal = [] if outside else core
-    notes = findings + (core if outside else [])
+    notes = findings + [LPROPERTIES[n] for n in CORE_LPROPS if n in known] + (core if outside else [])
     return PropSet(tuple(p for p in fatal if p.state is not None),
                    tuple(p for p in fatal if p.watches is not None and p.step is not None),
                    tuple(p for p in notes if p.state is not None),
@@ -343,7 +347,7 @@ def engine_for(h: AnyHeader, only: str | None = None) -> Engine:
         key: tuple[object, ...] = (LIFECYCLE, h.variant, cfg, only)
         e = _ENGINES.get(key)
         if e is None:
-            props = only_props(only, True) if only else lifecycle_props(cfg)
+            props = only_props(only, True) if only else lifecycle_props(cfg, h.variant)
             e = _ENGINES[key] = Engine(LifecycleModel(cfg, h.variant), props, only)
         return e
     key = (h.variant, h.agents, h.updaters, h.lookups, only)

@@ -121,15 +121,15 @@ def test_lifecycle_final_is_accepted(exe: Path, tmp_path: Path) -> None:
     # another) is closed: the model judges the drain over its span. What it brought out is a
     # property of the code, not a gap: map-empty-after-drain is violated by `final`
     # (spec/lifecycle/expected.py; a dispatch submitted on a queue already synced holds the
-    # context's fallback packet when the drain returns true; 3 of 100 runs, DIVERGENCES.md L3).
-    # Any other outcome of a final run -- another violation, another divergence -- fails the test.
+    # context's fallback packet when the drain returns true; 3 of 100 runs, DIVERGENCES.md L3),
+    # reported as a finding of the code (a note), as the other findings of final are.
+    # Any other outcome of a final run -- a violation, another divergence -- fails the test.
     documented = (("CHK202", "batch="), ("CHK202", "serialized="))
-    findings = ("map-empty-after-drain",)
     outcomes = []
     for seed in range(8):  # bounded attempts until 2 runs are accepted (measured ~3 in 4 are)
         r = check_path(str(run(exe, tmp_path, "lifecycle", "final", seed)))
         outcomes.append((r.verdict.value, r.code, r.message))
-        assert r.verdict.value == "accepted" or (r.verdict.value == "violated" and r.prop in findings) or any(
+        assert r.verdict.value == "accepted" or any(
             r.code == c and m in (r.message or "") for c, m in documented), (seed, r.code, r.message)
         if sum(v == "accepted" for v, _, _ in outcomes) >= 2:
             break

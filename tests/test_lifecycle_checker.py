@@ -10,7 +10,7 @@ import pytest
 from spmcheck.checker.check_cli import main as check_main
 from spmcheck.checker.parse import TraceSyntaxError, grammar, lark_parse, parse_line
 from spmcheck.checker.replay import check_stream
-from spmcheck.spec.lifecycle.expected import VIOLATED
+from spmcheck.spec.lifecycle.expected import VIOLATED, final_findings
 from spmcheck.checker.results import FileResult, Verdict
 from spmcheck.checker.simulate import walk
 from spmcheck.spec.events import Event, LifecycleHeader, render_event, render_header
@@ -216,9 +216,22 @@ def test_queue_sync_leaves_a_late_dispatch_of_a_synced_queue_in_the_map() -> Non
              "d0 dispatch_submit id=1 serialized=1")
     events = (*START0, *busy1, *STOP0[:2], *late0, "h0 completion_exit id=0 prescan=1 delivered=1",
               "h0 completion_signal id=0", "t1 queue_sync ctx=0 drained=1")
-    r = check(trace(*events))
-    assert (r.verdict, r.code, r.prop, r.line) == (Verdict.VIOLATED, "CHK101", "map-empty-after-drain",
-                                                        len(events) + 1), r
+    # a property of the code (final violates it, expected.final_findings): a finding at the
+    # drain's line, the run accepted; --findings-fail makes it the verdict
+    # (the run then ends: the stop finishes, the late dispatch completes with its fallback packet)
+    run = (*events, *STOP0[3:], "h0 completion_exit id=1 prescan=1 delivered=0", "h0 completion_signal id=1")
+    r = check(trace(*run))
+    assert r.verdict is Verdict.ACCEPTED, r
+    assert ("map-empty-after-drain", len(events) + 1) in [(f.prop, f.line) for f in r.findings], r.findings
+    r = check(trace(*run), findings_fail=True)
+    assert r.verdict is Verdict.VIOLATED and r.line == len(events) + 1, r
+    # exit-over-active violates it through its own bug (expected.VIOLATED): there it is the verdict
+    from spmcheck.checker.replay import lifecycle_props
+
+    fatal = {v: {p.name for p in (*lifecycle_props(LConfig(), v).state, *lifecycle_props(LConfig(), v).step)}
+             for v in ("final", "pr-758072b", "exit-over-active")}
+    assert "map-empty-after-drain" not in fatal["final"] | fatal["pr-758072b"]
+    assert "map-empty-after-drain" in fatal["exit-over-active"], fatal
 
 
 def test_inconclusive_mid_operation_but_in_flight_dispatch_is_fine() -> None:
@@ -259,7 +272,10 @@ def test_malformed_report_has_file_line_col() -> None:
 
 
 # ---- prover counterexamples replayed by the checker --------------------------------------------
-BAD_PAIRS = sorted(VIOLATED)  # every known-bad (variant, property) pair spmcheck prove reports
+# every known-bad (variant, property) pair spmcheck prove reports; the ones that are the final
+# design's own property (expected.final_findings) are notes in a trace, checked below
+BAD_PAIRS = sorted(k for k in VIOLATED if k[1] not in final_findings(k[0]))
+CODE_PAIRS = sorted(k for k in VIOLATED if k[1] in final_findings(k[0]))
 FINDING_CASES = ["stop-returns-after-delivery", "deactivate-releases-references",
                  "no-unserialized-submit-while-enabled", "drain-covers-hooked-dispatches"]
 
@@ -307,6 +323,21 @@ def test_finding_cex_is_a_note_unless_findings_fail(prop: str) -> None:
                                    {(f.prop, f.line) for f in r.findings}), strict
     alone = check_stream(io.BytesIO(text.encode()), "t.log", only=prop, findings_fail=True)
     assert (alone.verdict, alone.code, alone.prop, alone.line) == (Verdict.VIOLATED, "CHK101", prop, last), alone
+
+
+@pytest.mark.parametrize("variant,prop", CODE_PAIRS)
+def test_code_property_cex_is_a_note_unless_findings_fail(variant: str, prop: str) -> None:
+    """A property the final design violates (map-empty-after-drain) is reported at the
+    counterexample's last line as a finding, not as the verdict; alone it is the verdict there."""
+    assert CODE_PAIRS and ("final", "map-empty-after-drain") in CODE_PAIRS
+    _, text = _cex(variant, prop)
+    last = _last_line(text)
+    r = check(text)
+    assert r.verdict in (Verdict.ACCEPTED, Verdict.INCONCLUSIVE) and (prop, last) in {(f.prop, f.line) for f in r.findings}, r
+    alone = check_stream(io.BytesIO(text.encode()), "t.log", only=prop)
+    assert (alone.verdict, alone.code, alone.prop, alone.line) == (Verdict.VIOLATED, "CHK101", prop, last), alone
+    strict = check(text, findings_fail=True)
+    assert strict.verdict is Verdict.VIOLATED and strict.line <= last, strict
 
 
 @pytest.mark.parametrize("timeouts", [False, True])

@@ -83,6 +83,17 @@ def expected(variant: str, prop: str) -> tuple[str, str]:
     return "proved", "the variant leaves this part of the protocol as in the final design"
 
 
+def final_findings(variant: str) -> frozenset[str]:
+    """The core properties the final design itself violates (VIOLATED[("final", p)]: a property of
+    the code, not of a variant) that `variant` violates for the same reason. A trace checker
+    reports them as findings of the code (notes), as it does the FINDINGS, not as the run's
+    verdict: a C++ run of `final` that hits map-empty-after-drain shows the code's sequential
+    drain, not a bug of the run. A variant whose own bug breaks the property (a different reason,
+    e.g. exit-over-active's completion over active contexts) keeps it as its verdict."""
+    own = {p: r for (v, p), r in VIOLATED.items() if v == "final"}
+    return frozenset(p for p, r in own.items() if VIOLATED.get((variant, p), r) == r)
+
+
 def default_pairs() -> list[tuple[str, str]]:
     """(variant, property) pairs `spmcheck prove` runs for the lifecycle, in table order."""
     from .properties import CORE_LPROPS, FINDINGS
