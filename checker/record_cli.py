@@ -87,7 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # (flag, largest value spmcheck-impl accepts, help): passed through to cpp/'s core driver unchanged
 CPP_CORE_KNOBS = (
     ("--idle-us", 1_000_000, "max microseconds a tool thread waits between a stop and its next start"),
-    ("--gap-us", 1_000_000, "max microseconds of the pause in each gap between two lock scopes of one call"),
+    ("--gap-us", 1_000_000, "max microseconds of the pause in each gap between two lock scopes of one call "
+     "(core and lifecycle)"),
     ("--queue-ramp-us", 10_000_000, "queues created over this many microseconds, each lookup thread one "
      "queue of one agent (as HIP creates a device queue on a stream's first launch)"),
     ("--holders", 64, "contexts a tool thread starts before stopping any (holder= ids)"),

@@ -46,8 +46,15 @@ def command(args: argparse.Namespace, exe: str) -> list[str]:
         cmd += ["--contexts", str(args.contexts), "--tools", str(args.tools), "--dispatches", str(args.dispatches),
                 "--max-ids", str(args.max_ids), "--timeouts", str(args.timeouts),
                 "--sync-timeout-us", str(max(1, round(args.sync_timeout * 1e6)))]
-        if cpp_knobs(args):
-            raise ValueError(f"{cpp_knobs(args)[0][0]} is a knob of the core driver (--model core)")
+        for flag, v in cpp_knobs(args):
+            # the lifecycle driver widens its own gaps between lock scopes (start, stop); the
+            # other knobs shape the core's tool/lookup threads
+            if flag != "--gap-us":
+                raise ValueError(f"{flag} is a knob of the core driver (--model core)")
+            hi = next(h for f, h, _ in CPP_CORE_KNOBS if f == flag)
+            if not 0 <= v <= hi:
+                raise ValueError(f"{flag} must be in 0..{hi} (got {v})")
+            cmd += [flag, str(v)]
         if args.ops is not None:
             cmd += ["--ops", str(args.ops)]
         return cmd

@@ -16,6 +16,7 @@ import pytest
 
 from spmcheck.checker import cpp_build, record_cli
 from spmcheck.checker.replay import check_path
+from spmcheck.spec.lifecycle.variants import LVARIANTS
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("make") is None,
@@ -136,13 +137,34 @@ def test_lifecycle_final_is_accepted(exe: Path, tmp_path: Path) -> None:
     assert sum(v == "accepted" for v, _, _ in outcomes) >= 2, outcomes
 
 
-@pytest.mark.parametrize("variant,prop", [("positive-tags", "tags-disjoint"), ("unscoped-hooks", "agent-scoping")])
-def test_lifecycle_known_bad_is_rejected(exe: Path, tmp_path: Path, variant: str, prop: str) -> None:
+# The lifecycle's race windows open at tool steps (start/stop/set_agents), a few per run at the
+# defaults; the stress shape (4 tool threads x 400 calls over 3 contexts, jitter 0.5, the
+# --gap-us pauses at the code's gaps between two lock scopes) opens them in nearly every run.
+# bench/cpp_rates.py at 20 seeds (README "C++"): final 20/20 accepted; every known-bad variant
+# 20/20 rejected, 14-20 of them by a property.
+LC_STRESS = ("--ops", "400", "--tools", "4", "--contexts", "3", "--jitter", "0.5", "--dispatches", "40", "--gap-us", "200")
+
+
+def test_lifecycle_final_is_accepted_under_stress(exe: Path, tmp_path: Path) -> None:
+    for seed in range(2):
+        r = check_path(str(run(exe, tmp_path, "lifecycle", "final", seed, *LC_STRESS)))
+        # the documented gaps L1/L2 of test_lifecycle_final_is_accepted; nothing else
+        assert r.verdict.value == "accepted" or any(r.code == c and m in (r.message or "") for c, m in
+                                                    (("CHK202", "batch="), ("CHK202", "serialized="))), r
+
+
+@pytest.mark.parametrize("variant", [v for v in LVARIANTS if v != "final"])
+def test_lifecycle_known_bad_is_rejected(exe: Path, tmp_path: Path, variant: str) -> None:
     verdicts = []
-    for seed in range(4):
-        r = check_path(str(run(exe, tmp_path, "lifecycle", variant, seed)))
+    # bounded attempts until a property has rejected two runs (measured: 14-20 of 20 runs per
+    # variant, the rest diverged at a documented model gap); an accepted run fails the test
+    for seed in range(6):
+        r = check_path(str(run(exe, tmp_path, "lifecycle", variant, seed, *LC_STRESS)))
         verdicts.append((r.verdict.value, r.prop or r.code))
-    assert sum(v == "violated" and p == prop for v, p in verdicts) >= 2, verdicts
+        if sum(v == "violated" for v, _ in verdicts) >= 2:
+            break
+    assert all(v != "accepted" for v, _ in verdicts), verdicts
+    assert sum(v == "violated" for v, _ in verdicts) >= 2, verdicts
 
 
 def test_tsan_build_reports_no_race(tsan: Path, tmp_path: Path) -> None:
@@ -174,7 +196,7 @@ def test_record_impl_cpp(exe: Path, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "--queue-ramp-us is a knob of the C++ driver only" in capsys.readouterr().err
     assert record_cli.main(["--impl", "cpp", "--variant", "final", "--idle-us", "-1", "-o", str(out)]) == 2
     assert "--idle-us must be in 0..1000000" in capsys.readouterr().err
-    assert record_cli.main(["--impl", "cpp", "--model", "lifecycle", "--variant", "final", "--gap-us", "5",
+    assert record_cli.main(["--impl", "cpp", "--model", "lifecycle", "--variant", "final", "--holders", "2",
                             "-o", str(out)]) == 2
     assert "knob of the core driver" in capsys.readouterr().err
 
@@ -362,3 +384,15 @@ def test_rejected_cpp_runs_cite_the_race(exe: Path, tmp_path: Path, variant: str
         if seen == 2:
             break
     assert seen >= 1
+
+
+def test_record_impl_cpp_lifecycle_knobs(exe: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "lc.log"
+    # --gap-us widens the lifecycle driver's gaps too; the core's thread-shape knobs are refused
+    assert record_cli.main(["--impl", "cpp", "--model", "lifecycle", "--variant", "final", "--ops", "20",
+                            "--gap-us", "100", "-o", str(out)]) == 0
+    assert check_path(str(out)).verdict.value == "accepted"
+    capsys.readouterr()
+    assert record_cli.main(["--impl", "cpp", "--model", "lifecycle", "--variant", "final", "--idle-us", "5",
+                            "-o", str(out)]) == 2
+    assert "--idle-us is a knob of the core driver" in capsys.readouterr().err

@@ -157,6 +157,7 @@ public:
             scanned = scan(ctx);
             tr::start_scan(c, scanned);
         }
+        if (!_v.scan_locked) gap_pause();  // the scan's result used under the mutex taken after it
         int result = R_OK;
         std::size_t idx = 0;
         {
@@ -175,6 +176,7 @@ public:
             tr::start_begin(c, result);
         }
         pause_point();  // the unlock -> CAS publish window
+        gap_pause();    // (a gap between two scopes of one call: --gap-us widens it in every variant)
         if (result != R_OK) return;
         {
             tr::atomic_section a;
@@ -244,6 +246,7 @@ public:
         // pre-fix stop held the contexts mutex across the service stop
         if (!_v.slot_cleared_first) lk.unlock();
         pause_point();
+        gap_pause();  // phase 1's mutex released, the service stop not yet begun
         bool was = false;
         {
             std::unique_lock<std::shared_mutex> w(ctx->spm.enabled_mutex);
@@ -511,6 +514,7 @@ void seed_thread(const options& o, char role, int i) {
     auto& p = pause_config();
     p.rng.seed(o.seed * 1000003u + static_cast<std::uint64_t>(role) * 131u + static_cast<std::uint64_t>(i));
     p.jitter = o.jitter;
+    p.gap_us = static_cast<std::uint32_t>(o.gap_us);
     spmcheck::trace::set_thread_name(trace_thread_name(role, i));
 }
 

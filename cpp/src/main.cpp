@@ -47,7 +47,7 @@ const char* kUsage =
     "  core:      [--agents N<=8] [--updaters N] [--lookups N] [--threads N (each role)] [--ops N | --events N] [--hold-us N] [--idle-us N] [--gap-us N] [--holders N]\n"
     "             [--queue-ramp-us N]: queues created over N us, each lookup thread one queue of one agent\n"
     "  lifecycle: [--agents N<=4] [--contexts N<=4] [--tools N<=8] [--dispatches N<=256] [--ops N]\n"
-    "             [--max-ids N] [--timeouts 0|1] [--sync-timeout-us N]\n";
+    "             [--max-ids N] [--timeouts 0|1] [--sync-timeout-us N] [--gap-us N]\n";
 
 bool parse_int(const char* s, long long lo, long long hi, long long& out) {
     char* end = nullptr;

@@ -20,7 +20,7 @@ struct options {
     int hold_us = 20;       // core: max microseconds a holder keeps its reference
     int idle_us = 0;        // core: max microseconds a tool thread waits between a stop and its next start
     int holders = 1;        // core: contexts a tool thread starts before stopping any (>1: holder= ids)
-    int gap_us = 50;        // core: max microseconds of a pause in each gap between two lock scopes (gap_pause)
+    int gap_us = 50;        // core and lifecycle: max microseconds of a pause in each gap between two lock scopes (gap_pause)
     int queue_ramp_us = 0;  // core: > 0 -- queues are created over this many microseconds, each lookup
                             // thread one queue of one agent (0: all start at once, any agent per call)
     std::uint64_t seed = 0;
