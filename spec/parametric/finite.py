@@ -44,10 +44,28 @@ class Structure:
     def distinct(self) -> list[z3.BoolRef]:
         return [z3.Distinct(*es) for es in self.elems.values() if len(es) > 1]
 
-    def cells(self) -> Iterator[tuple[str, str, tuple[z3.ExprRef, ...]]]:
+    def cells(self) -> list[tuple[str, str, tuple[z3.ExprRef, ...]]]:
         """(concrete variable, parametric symbol, argument elements) for every symbol of the
         reading at this size; the concrete name is the fixed-size reading's key for the same
-        application, so both sides come from the one definition."""
+        application, so both sides come from the one definition. Listed once per structure
+        (the agreement tests pin and read hundreds of states through one)."""
+        got: list[tuple[str, str, tuple[z3.ExprRef, ...]]] | None = self.__dict__.get("_cells")
+        if got is None:
+            got = self.__dict__["_cells"] = list(self._cells())
+        return got
+
+    def applications(self, s: PState) -> list[z3.ExprRef]:
+        """Each cell's application in state `s`, in `cells()` order, built once per state: the
+        agreement tests pin one pre-state and read one post-state per action in each reached
+        state's model, and z3py's application building cost more than the evaluation. Keyed
+        by the state object, which the cache keeps alive."""
+        cache: dict[int, tuple[PState, list[z3.ExprRef]]] = self.__dict__.setdefault("_apps", {})
+        got = cache.get(id(s))
+        if got is None or got[0] is not s:
+            got = cache[id(s)] = (s, [s.fns[sym](*args) for _, sym, args in self.cells()])
+        return got[1]
+
+    def _cells(self) -> Iterator[tuple[str, str, tuple[z3.ExprRef, ...]]]:
         u = Universe(READING.proto, {"agent": self.cfg.agents, "updater": self.cfg.updaters,
                                      "lookup": self.cfg.lookups, "holder": self.cfg.n_holders})
         z3_elems = {"agent": self.agents, "updater": self.updaters, "lookup": self.lookups,
@@ -79,7 +97,7 @@ class Structure:
         return z3.BoolVal(bool(val))
 
     def pin(self, s: PState, conc: Mapping[str, int | bool]) -> list[z3.BoolRef]:
-        return [s.fns[sym](*args) == self.to_term(sym, conc[var]) for var, sym, args in self.cells()]
+        return [app == self.to_term(sym, conc[var]) for (var, sym, _), app in zip(self.cells(), self.applications(s))]
 
     def from_value(self, sym: str, v: z3.ExprRef, agent_of: Mapping[str, int]) -> int | bool:
         d = self._func(sym).dom
@@ -96,9 +114,8 @@ class Structure:
         """Every mapped variable of `s` evaluated in `m` (elements must be this structure's)."""
         agent_of = {str(m.eval(a, model_completion=True)): i for i, a in enumerate(self.agents)}
         out: dict[str, int | bool] = {}
-        for var, sym, args in self.cells():
-            v = m.eval(s.fns[sym](*args), model_completion=True)
-            out[var] = self.from_value(sym, v, agent_of)
+        for (var, sym, _), app in zip(self.cells(), self.applications(s)):
+            out[var] = self.from_value(sym, m.eval(app, model_completion=True), agent_of)
         return out
 
     def mapped_vars(self) -> set[str]:

@@ -52,9 +52,16 @@ class LStructure:
         fin = universe(self.cfg).elems(next(s for s in PROTO.sorts if s.name == name))
         return list(zip(fin, self.elems[SORTS[name]]))
 
-    def cells(self) -> Iterator[tuple[str, str, tuple[z3.ExprRef, ...]]]:
+    def cells(self) -> list[tuple[str, str, tuple[z3.ExprRef, ...]]]:
         """(concrete variable, parametric symbol, argument elements) for every variable mapped one
-        to one (every symbol but an owner relation)."""
+        to one (every symbol but an owner relation); listed once per structure (the agreement
+        tests read hundreds of states through one)."""
+        got: list[tuple[str, str, tuple[z3.ExprRef, ...]]] | None = self.__dict__.get("_cells")
+        if got is None:
+            got = self.__dict__["_cells"] = list(self._cells())
+        return got
+
+    def _cells(self) -> Iterator[tuple[str, str, tuple[z3.ExprRef, ...]]]:
         for (fname, leaves), sym in READING.symbols.items():
             f = PROTO.func(fname)
             if isinstance(f.dom, OwnerDom):
@@ -71,8 +78,7 @@ class LStructure:
                 yield f.key, sym, [pe for _, pe in self.by_sort(f.dom.sort.name)]
 
     def _dom(self, sym: str) -> Any:
-        fname = next(f for (f, _), s in READING.symbols.items() if s == sym)
-        return PROTO.func(fname).dom
+        return _dom_of(sym)
 
     def to_term(self, sym: str, val: Any) -> z3.ExprRef:
         d = self._dom(sym)
@@ -91,12 +97,16 @@ class LStructure:
             out += [s.fns[sym](t) == (int(conc[var]) == i + 1) for i, t in enumerate(holders)]
         return out
 
-    def from_value(self, sym: str, v: z3.ExprRef, elem_of: Mapping[str, Any]) -> Any:
+    def from_value(self, sym: str, v: z3.ExprRef, elem_of: Mapping[int, Any]) -> Any:
+        """The finite value of `v` (a model's value of symbol `sym`); `elem_of` maps the model's
+        elements, by Z3 AST id, to finite elements. Values are matched by AST id, not by their
+        printed text: Z3 shares equal terms (one id each), and the pretty-printer cost two
+        thirds of the agreement tests' time."""
         d = self._dom(sym)
         if isinstance(d, EnumDom):
-            return [str(x) for x in READING.enum(d)[1].values()].index(str(v))
+            return _enum_index(sym)[v.get_id()]
         if isinstance(d, SortDom):
-            return elem_of[str(v)]
+            return elem_of[v.get_id()]
         if isinstance(d, IntDom):
             return v.as_long()  # type: ignore[attr-defined]
         return z3.is_true(v)
@@ -104,20 +114,49 @@ class LStructure:
     def read(self, m: z3.ModelRef, s: PState) -> dict[str, Any]:
         """Every mapped variable of `s` in `m`, and each owner function as its finite counter
         (-n if n elements hold it, which no finite state encodes)."""
-        elem_of: dict[str, Any] = {}
+        elem_of: dict[int, Any] = {}
+        keep = []  # the elements' terms stay referenced while their ids are keys (Z3 reuses freed ids)
         for name in SORTS:
             for fe, pe in self.by_sort(name):
-                elem_of[str(m.eval(pe, model_completion=True))] = fe
+                keep.append(m.eval(pe, model_completion=True))
+                elem_of[keep[-1].get_id()] = fe
         out: dict[str, Any] = {}
-        for var, sym, args in self.cells():
-            out[var] = self.from_value(sym, m.eval(s.fns[sym](*args), model_completion=True), elem_of)
-        for var, sym, holders in self.owners():
-            held = [i + 1 for i, t in enumerate(holders) if z3.is_true(m.eval(s.fns[sym](t), model_completion=True))]
+        cells, owners = self._applications(s)
+        for (var, sym, _), term in zip(self.cells(), cells):
+            out[var] = self.from_value(sym, m.eval(term, model_completion=True), elem_of)
+        for var, terms in owners:
+            held = [i + 1 for i, t in enumerate(terms) if z3.is_true(m.eval(t, model_completion=True))]
             out[var] = held[0] if len(held) == 1 else (0 if not held else -len(held))
         return out
 
+    def _applications(self, s: PState) -> tuple[list[z3.ExprRef], list[tuple[str, list[z3.ExprRef]]]]:
+        """The terms `read` evaluates for state `s` (each cell's application, each owner
+        relation's per holder), built once per state: the agreement tests read one post-state
+        per action in a model per reached state, and z3py's application building cost more than
+        the evaluation. Keyed by the state object, which the cache keeps alive."""
+        cache: dict[int, tuple[PState, Any]] = self.__dict__.setdefault("_apps", {})
+        got = cache.get(id(s))
+        if got is None or got[0] is not s:
+            cells = [s.fns[sym](*args) for _, sym, args in self.cells()]
+            owners = [(var, [s.fns[sym](t) for t in holders]) for var, sym, holders in self.owners()]
+            got = cache[id(s)] = (s, (cells, owners))
+        return got[1]  # type: ignore[no-any-return]
+
     def mapped_vars(self) -> set[str]:
         return {var for var, _, _ in self.cells()} | {var for var, _, _ in self.owners()}
+
+
+@lru_cache(maxsize=None)
+def _dom_of(sym: str) -> Any:
+    """The domain of parametric symbol `sym` (its function's, in the definition)."""
+    fname = next(f for (f, _), s in READING.symbols.items() if s == sym)
+    return PROTO.func(fname).dom
+
+
+@lru_cache(maxsize=None)
+def _enum_index(sym: str) -> dict[int, int]:
+    """Z3 AST id of each constant of enum symbol `sym`'s sort -> its index (the finite value)."""
+    return {x.get_id(): i for i, x in enumerate(READING.enum(_dom_of(sym))[1].values())}
 
 
 # ---- the abstracted counters' equations, read by the finite reading -----------------------------

@@ -265,7 +265,9 @@ def consecution(variant: str, pa: LAction, inv: Sequence[LConjunct], timeout: fl
     disjunction. Valid iff every conjunct is; the first failing one is searched for a CTI.
     Each goal conjunct is its cached pre-state term with the written symbols replaced by the
     step's updates (spec.parametric.prove.after), and Inv sits on a solver shared by every
-    action (`_hyp_solver`); an `unknown` there is asked again on a fresh solver."""
+    action (`_hyp_solver`); an `unknown` there is asked again on a fresh solver. As in
+    queries.run_check, each goal first gets queries.PROBE_SHARE of its budget, then the bounded
+    universes are searched for a CTI, and only then is it asked with the whole budget."""
     from .prove import substituted
 
     name = f"consecution:{pa.name}"
@@ -283,16 +285,28 @@ def consecution(variant: str, pa: LAction, inv: Sequence[LConjunct], timeout: fl
             if deadline <= time.monotonic():
                 return Check(name, "unknown", frag, time.monotonic() - t0, None, "wall-clock safety net reached")
             neg = z3.Not(substituted(_term(g), subst))
-            queries.limit(sol, timeout, deadline)
-            sol.push()
-            sol.add(neg)
-            r = sol.check()
-            sol.pop()
-            if r == z3.unknown:  # asked again on a fresh solver holding the whole query
-                r, fresh = queries.solve([_hypothesis(tuple(inv)), *step, neg], timeout, deadline)
-                if r == z3.unknown:
-                    return Check(name, "unknown", frag, time.monotonic() - t0, None,
-                                 f"{g.name}: {fresh.reason_unknown()}")
+
+            def ask(units: float, fresh: bool) -> tuple[z3.CheckSatResult, str]:
+                queries.limit(sol, units, deadline)
+                sol.push()
+                sol.add(neg)
+                r = sol.check()
+                sol.pop()
+                if r != z3.unknown or not fresh:
+                    return r, sol.reason_unknown() if r == z3.unknown else ""
+                # asked again on a fresh solver holding the whole query
+                r, again = queries.solve([_hypothesis(tuple(inv)), *step, neg], units, deadline)
+                return r, again.reason_unknown() if r == z3.unknown else ""
+
+            r, why = ask(queries.PROBE_SHARE * timeout, False)  # the fresh retry is the whole budget's
+            if r == z3.unknown:
+                cti = queries.bounded_model(_consecution_build(variant, pa, inv, g), timeout, LBounded,  # type: ignore[arg-type]
+                                            CTI_SIZES, name, deadline)
+                if cti is not None:
+                    return Check(name, "fails", frag, time.monotonic() - t0, cti)
+                r, why = ask(timeout, True)
+            if r == z3.unknown:
+                return Check(name, "unknown", frag, time.monotonic() - t0, None, f"{g.name}: {why}")
             if r == z3.sat:
                 return _consecution_cti(variant, pa, inv, g, timeout, t0)
     finally:
@@ -300,8 +314,9 @@ def consecution(variant: str, pa: LAction, inv: Sequence[LConjunct], timeout: fl
     return Check(name, "valid", frag, time.monotonic() - t0)
 
 
-def _consecution_cti(variant: str, pa: LAction, inv: Sequence[LConjunct], g: LConjunct, timeout: float,
-                     t0: float) -> Check:
+def _consecution_build(variant: str, pa: LAction, inv: Sequence[LConjunct], g: LConjunct) -> LBuildQ:
+    """The consecution query of goal conjunct `g` built whole (hypothesis, step, negated goal),
+    over a bounded universe when given one: what the CTI search asks."""
     def build(b: LBounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:
         S = fresh_state("pre")
         p = b.params(pa.name) if b else lparams(pa.name)
@@ -309,7 +324,12 @@ def _consecution_cti(variant: str, pa: LAction, inv: Sequence[LConjunct], g: LCo
         parts = [conj(S, inv), f.enabled(), *f.side, z3.Not(g.fn(f.post))] + (b.closure(S) if b else [])
         return parts, lambda m: step_cti(m, S, f.post, pa, p, variant, _note(m, f.post, inv))
 
-    c = run_check(f"consecution:{pa.name}", build, fragment_of(inv), timeout)
+    return build
+
+
+def _consecution_cti(variant: str, pa: LAction, inv: Sequence[LConjunct], g: LConjunct, timeout: float,
+                     t0: float) -> Check:
+    c = run_check(f"consecution:{pa.name}", _consecution_build(variant, pa, inv, g), fragment_of(inv), timeout)
     return Check(c.name, c.status, c.fragment, time.monotonic() - t0, c.cti, c.reason)
 
 

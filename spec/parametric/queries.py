@@ -76,12 +76,14 @@ def solve(parts: Sequence[z3.BoolRef], timeout: float, deadline: float | None = 
     return s.check(), s
 
 
-def solve_on(base: z3.Solver, parts: Sequence[z3.BoolRef], timeout: float) -> tuple[z3.CheckSatResult, str]:
+def solve_on(base: z3.Solver, parts: Sequence[z3.BoolRef], timeout: float, fresh: bool = True
+             ) -> tuple[z3.CheckSatResult, str]:
     """`parts` checked on `base`, a solver already holding a hypothesis many queries share, in
     a push/pop scope: Z3 internalizes the shared hypothesis once instead of once per query. An
     `unknown` there is asked again on a fresh solver holding everything (incremental mode skips
-    some preprocessing), so sharing can make a query cheaper but never changes its answer.
-    Returns the answer and, for `unknown`, Z3's reason."""
+    some preprocessing), so sharing can make a query cheaper but never changes its answer;
+    `fresh=False` leaves that to the caller (a first, partial attempt). Returns the answer and,
+    for `unknown`, Z3's reason."""
     limit(base, timeout)
     base.push()
     try:
@@ -89,6 +91,8 @@ def solve_on(base: z3.Solver, parts: Sequence[z3.BoolRef], timeout: float) -> tu
         r = base.check()
     finally:
         base.pop()
+    if r == z3.unknown and not fresh:
+        return r, base.reason_unknown()
     if r == z3.unknown:
         r, s = solve([*base.assertions(), *parts], timeout)
         return r, s.reason_unknown() if r == z3.unknown else ""
@@ -121,6 +125,35 @@ CTI_SIZES = [(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2), (2, 2, 1), (2, 1, 2), (
              (3, 2, 2), (2, 3, 2), (2, 2, 3), (3, 3, 3)]
 
 
+# The share of a query's budget the first attempt gets. A query Z3 cannot decide quickly may
+# still have a model with a few elements per sort that quantifier instantiation does not build
+# (a lifecycle mutant's failing consecution or implication query used its whole budget and came
+# back `unknown`, while the bounded universe (1,1,2,1) had a model in 0.01 s); so after the first
+# share the bounded universes are searched, and only then is the query asked again with its whole
+# budget. An unsatisfiable query has no bounded model either, so no verdict changes: a valid
+# query decided within the share is decided as before, and any other one gets its whole budget
+# on a fresh attempt after a search that is cheap next to it.
+PROBE_SHARE = 0.1
+
+
+def bounded_model(build: Build, timeout: float, bounded: Callable[[tuple[int, ...], str], Any],
+                  sizes: Sequence[tuple[int, ...]], name: str, deadline: float) -> Cti | None:
+    """The CTI of the smallest bounded universe (tried in `sizes` order) where the query has a
+    model, or None. Each size is bounded by `timeout`'s resource units; `deadline` is the
+    wall-clock safety net. A model of a bounded query is one of the quantified query (every
+    term of a sort is closed over the universe's elements), so a CTI here means `fails`."""
+    for size in sizes:
+        b = bounded(size, name)
+        with finite_universe(b.elems):
+            bparts, render = build(b)
+            if deadline <= time.monotonic():
+                return None
+            r2, s2 = solve(bparts, timeout, deadline)
+            if r2 == z3.sat:
+                return render(s2.model())  # type: ignore[no-any-return]
+    return None
+
+
 def run_check(name: str, build: Build, fragment: str, timeout: float,
               bounded: Callable[[tuple[int, ...], str], Any] = Bounded,
               sizes: Sequence[tuple[int, ...]] = CTI_SIZES, base: z3.Solver | None = None) -> Check:
@@ -128,28 +161,34 @@ def run_check(name: str, build: Build, fragment: str, timeout: float,
     `bounded`'s kind, tried in `sizes` order) that has one; unknown = reported with Z3's reason,
     never as valid. Shared by the core and the lifecycle encodings. With `base` (a solver
     holding the query's hypothesis), `build(None)` leaves the hypothesis out and the query is
-    asked on `base` (`solve_on`); the bounded CTI search always builds everything."""
+    asked on `base` (`solve_on`); the bounded CTI search always builds everything. The query is
+    first asked with PROBE_SHARE of its budget; if that is not enough, a bounded model is looked
+    for before the whole budget is spent on it."""
     t0 = time.monotonic()
     parts, _ = build(None)
-    if base is not None:
-        r, why = solve_on(base, parts, timeout)
-    else:
-        r, s = solve(parts, timeout)
-        why = s.reason_unknown() if r == z3.unknown else ""
+
+    def ask(units: float, fresh: bool) -> tuple[z3.CheckSatResult, str]:
+        if base is not None:
+            return solve_on(base, parts, units, fresh)
+        r, s = solve(parts, units)
+        return r, s.reason_unknown() if r == z3.unknown else ""
+
+    searched = False
+    r, why = ask(PROBE_SHARE * timeout, False)  # the fresh solver's retry is the whole budget's
+    if r == z3.unknown:
+        searched = True
+        cti = bounded_model(build, timeout, bounded, sizes, name, t0 + WALL_FACTOR * timeout)
+        if cti is not None:
+            return Check(name, "fails", fragment, time.monotonic() - t0, cti)
+        r, why = ask(timeout, True)
     if r == z3.unsat:
         return Check(name, "valid", fragment, time.monotonic() - t0)
     if r == z3.unknown:
         return Check(name, "unknown", fragment, time.monotonic() - t0, None, why)
-    deadline = t0 + WALL_FACTOR * timeout  # safety net only: each size is bounded by units
-    for size in sizes:
-        b = bounded(size, name)
-        with finite_universe(b.elems):
-            bparts, render = build(b)
-            if deadline <= time.monotonic():
-                break
-            r2, s2 = solve(bparts, timeout, deadline)
-            if r2 == z3.sat:
-                return Check(name, "fails", fragment, time.monotonic() - t0, render(s2.model()))
+    # the wall clock is a safety net only: each size is bounded by resource units
+    cti = None if searched else bounded_model(build, timeout, bounded, sizes, name, t0 + WALL_FACTOR * timeout)
+    if cti is not None:
+        return Check(name, "fails", fragment, time.monotonic() - t0, cti)
     return Check(name, "fails", fragment, time.monotonic() - t0, None,
                  f"no CTI with at most {max(max(x) for x in sizes)} elements per sort (the solver's model is larger)")
 
