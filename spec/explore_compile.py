@@ -316,6 +316,29 @@ def _dispatch(arms: list[tuple[int, list[str]]], ind: str) -> list[str]:
             + [f"{ind}else:"] + _dispatch(arms[mid:], ind + "    "))
 
 
+def constant_target(model: Model, bad: Callable[[Any, dict], object] | None,
+                    step: tuple[Callable[[Action], bool], Callable[[Any, dict, Action], object]] | None
+                    ) -> bool | None:
+    """A state or step target read at this size without a state: False when it folds to the
+    constant False (no state, or no watched step from any state, shows it), else None. A state
+    target is read before any step is compiled (only the variables' names are needed)."""
+    sym = {n: T(f"t[{i}]") for i, n in enumerate(model.var_names)}
+    try:
+        if bad is not None:
+            x = bad(PY, sym)
+            return False if not isinstance(x, T) and not x else None
+        if step is not None:
+            for a in model.actions:
+                if step[0](a):
+                    x = step[1](PY, sym, a)
+                    if isinstance(x, T) or x:
+                        return None
+            return False
+    except TypeError:
+        return None  # not readable as text (NotCompilable is a TypeError): the search decides
+    return None
+
+
 # ---- dead-variable reduction -----------------------------------------------------------------
 
 _REF = re.compile(r"\bt\[(\d+)\]")

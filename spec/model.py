@@ -227,7 +227,7 @@ def _step(u: Universe, act: LAction, thread: str, env: dict[str, Any], pc: Any) 
     return StepDef(act.role.name, act.at, act.kind, act.per, lambda p: static,
                    lambda b, s, t, p: comp.guards(b, s), lambda b, s, t, p: comp.effect(b, s),
                    lambda b, s, t, p: comp.observed(b, s), act.source,
-                   lambda b, s, t, p: comp.selectors(b, s), act, comp.checks)
+                   lambda b, s, t, p: comp.selectors(b, s), act, lambda b, s: comp.checks(b, s))
 
 
 class ReadRecorder:
