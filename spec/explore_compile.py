@@ -129,7 +129,7 @@ def _text(x: object) -> str:
 
 
 # a bad-state predicate longer than this (characters of source) is called, not inlined, in `level`
-INLINE_CHARS = 400
+INLINE_CHARS = 100
 
 
 class Compiled:
