@@ -158,13 +158,10 @@ class Compiled:
                 # selector `pc == val` folds away instead of being tested again per state)
                 pc = f"pc.{a.thread}"
                 val = pc_of(role_of(a.thread), a.label)
-                pinned = {**self.sym, pc: val}
-                g = a.enabled(PY, pinned)
-                if g is False or (not isinstance(g, T) and not g):
+                got = self._direct(a, pc, val)
+                if got is None:
                     continue
-                body = self._effect_src(a, pinned)
-                by_pc.setdefault(self.index[pc], {}).setdefault(val, []).append(
-                    (a, "True" if g is True else _text(g), body))
+                by_pc.setdefault(self.index[pc], {}).setdefault(val, []).append((a, *got))
         except TypeError as e:
             raise NotCompilable(str(e)) from e
         self.by_pc = by_pc
@@ -271,13 +268,33 @@ class Compiled:
                   "    return None"]
         return _build("\n".join(lines) + "\n", "level")  # type: ignore[no-any-return]
 
+    def _direct(self, a: Action, pc: str, val: int) -> tuple[str, list[str]] | None:
+        """(guard text, post-state statements) of `a` in its pc bucket, None if it is never
+        enabled there. A step compiled from the definition (spec.model's steps) is written straight
+        as Python by its instance (`finite.Compiled.python`: the same folding, no compile() of
+        its Backend functions and no call of them); any other is read through PY."""
+        inst = a.step.instance
+        if inst is None:
+            pinned = {**self.sym, pc: val}
+            g = a.enabled(PY, pinned)
+            if g is False or (not isinstance(g, T) and not g):
+                return None
+            return "True" if g is True else _text(g), self._effect_src(a, pinned)
+        en, eff = inst.python(self.index, {pc: val})
+        if en.known and not en.lit:
+            return None
+        writes = [(self.index[k], v.text()) for k, v in eff.items()]
+        return "True" if en.known else en.src, self._body(a, writes)
+
     def _effect_src(self, a: Action, sym: dict[str, object]) -> list[str]:
         """Statements building the post-state `n` from the pre-state `t`: a list copy, the
         written positions, a tuple (the cheapest way to build a tuple of this size in CPython;
         every right-hand side reads the pre-state, as `apply` does). The writes are kept in
         `self.writes` (position, value text) for the liveness analysis (`Liveness`)."""
         eff = a.effect(PY, sym)
-        writes = [(self.index[k], _text(v)) for k, v in eff.items()]
+        return self._body(a, [(self.index[k], _text(v)) for k, v in eff.items()])
+
+    def _body(self, a: Action, writes: list[tuple[int, str]]) -> list[str]:
         writes = [(i, v) for i, v in writes if v != f"t[{i}]"]
         self.writes[a.index] = writes
         return [f"l = {self.copy}(t)"] + [f"l[{i}] = {v}" for i, v in writes]

@@ -44,6 +44,8 @@ class StepDef:
     defn: LAction | None = None
     # step claims in the pre-state: [(claim, requirement, condition)] (spec.lang Action.checks)
     checks: Callable[[Backend, State], list[tuple[str, str, Term]]] = lambda b, s: []
+    # the instance's spec.lang.finite.Compiled (its plain-Python text for the BFS code), if any
+    instance: Any = None
 
 
 @dataclass(frozen=True)
@@ -233,7 +235,7 @@ def _step(u: Universe, act: LAction, thread: str, env: dict[str, Any], pc: Any) 
     return StepDef(act.role.name, act.at, act.kind, act.per, static,
                    lambda b, s, t, p: comp.guards(b, s), lambda b, s, t, p: comp.effect(b, s),
                    lambda b, s, t, p: comp.observed(b, s), act.source,
-                   lambda b, s, t, p: comp.selectors(b, s), act, lambda b, s: comp.checks(b, s))
+                   lambda b, s, t, p: comp.selectors(b, s), act, lambda b, s: comp.checks(b, s), comp)
 
 
 class ReadRecorder:

@@ -259,19 +259,17 @@ class Compiler:
         """A count or a mask, unrolled: known terms folded into one constant."""
         total, rest = 0, []
         for i, x in enumerate(self.u.elems(e.var.sort)):
-            sub = Compiler(self.u, {**self.env, e.var.name: x})
-            sub.post, sub.reported, sub.report_src = self.post, self.reported, self.report_src
-            part = sub.expr(e.body)
+            part = self._child({**self.env, e.var.name: x}).expr(e.body)
             weight = 1 if e.kind == "count" else 1 << i
             if part.known:
                 total += weight * int(part.lit)
             elif e.kind == "count":
                 rest.append(part.src)
             else:
-                rest.append(f"b.If({part.src}, {weight}, 0)")
+                rest.append(self._ite(part.src, str(weight), "0"))  # type: ignore[arg-type]
         if not rest:
             return _Fold(total)
-        src = f"b.Sum([{', '.join(rest)}])"  # type: ignore[arg-type]
+        src = self._sum(rest)  # type: ignore[arg-type]
         return _Fold(src=f"({src} + {total})" if total else src)
 
     def op(self, e: Op, hint: Dom | None) -> _Fold:
@@ -350,6 +348,52 @@ class Compiler:
 
     def _join(self, o: str, parts: list[str]) -> str:
         return f"b.{'And' if o == 'and' else 'Or'}({', '.join(parts)})"
+
+    def _sum(self, parts: list[str]) -> str:
+        return f"b.Sum([{', '.join(parts)}])"
+
+
+class PyCompiler(Compiler):
+    """The finite reading's compiler with another target text: plain short-circuit Python over a
+    state tuple `s` indexed by position (the folding, quantifier unrolling and key templates are
+    the base class's; bools add as 0/1, as CONCRETE reads them). `pins`: keys whose value is known
+    where the text runs (a thread's program counter inside its bucket), folded as literals. Used by
+    the data path's explorer (spec/datapath/fast.py) and the BFS code (spec/explore_compile.py)."""
+
+    def __init__(self, u: Universe, env: Env, index: dict[str, int], pins: Mapping[str, int] | None = None,
+                 var: str = "s") -> None:
+        super().__init__(u, env)
+        self.index, self.pins, self.var = index, pins or {}, var
+
+    def expr(self, e: Expr, hint: Dom | None = None) -> _Fold:
+        if self.pins and isinstance(e, App):
+            got = self.pins.get(self.key(e))
+            if got is not None:
+                return _Fold(got)
+        return super().expr(e, hint)
+
+    def _child(self, env: Env) -> "PyCompiler":
+        c = PyCompiler(self.u, env, self.index, self.pins, self.var)
+        c.post, c.reported, c.report_src = self.post, self.reported, self.report_src
+        return c
+
+    def _read(self, key: str) -> str:
+        return f"{self.var}[{self.index[key]}]"
+
+    def _not(self, src: str) -> str:
+        return f"(not {src})"
+
+    def _implies(self, a: str, c: str) -> str:
+        return f"((not {a}) or {c})"
+
+    def _ite(self, c: str, a: str, b: str) -> str:
+        return f"({a} if {c} else {b})"
+
+    def _join(self, o: str, parts: list[str]) -> str:
+        return "(" + f" {o} ".join(parts) + ")"
+
+    def _sum(self, parts: list[str]) -> str:
+        return "(" + " + ".join(parts) + ")"
 
 
 # ---- action instances -----------------------------------------------------------------------
@@ -432,9 +476,13 @@ class Compiled:
         return _build(f"def f(b, s):\n    return {_labelled(guards)}\n", self._tag)
 
     def _updates(self) -> dict[str, _Fold]:
-        if self._upd is not None:
-            return self._upd
-        u, act, c, env = self._u, self._act, self._c, self._env
+        if self._upd is None:
+            self._upd = self._fold_updates(self._c)
+        return self._upd
+
+    def _fold_updates(self, c: Compiler) -> dict[str, _Fold]:
+        """The step's writes (key -> folded value) in `c`'s target text."""
+        u, act, env = self._u, self._act, self._env
         upd: dict[str, _Fold] = {}
 
         def put(key: str, val: _Fold) -> None:
@@ -445,16 +493,26 @@ class Compiled:
         for up in act.updates:
             if isinstance(up, Every):
                 for x in u.elems(up.var.sort):
-                    c2 = Compiler(u, {**env, up.var.name: x})
-                    c2.reported, c2.report_src = c.reported, c.report_src
+                    c2 = c._child({**env, up.var.name: x})
                     put(c2.key(up.target), c2.expr(lift(up.value), up.target.func.dom))
             else:
                 target, value = up
                 put(c.key(target), c.expr(lift(value), target.func.dom))
         if act.goto is not None:
             put(u.key(self._pc, [self._thread]), c.expr(act.goto, self._pc.dom))
-        self._upd = upd
         return upd
+
+    def python(self, index: dict[str, int], pins: Mapping[str, int], var: str = "t"
+               ) -> tuple[_Fold, dict[str, _Fold]]:
+        """The step as plain Python over the state tuple `var` (PyCompiler), `pins` folded as
+        literals: (its selectors and guards as one condition, its writes). The program counter
+        selector Action.selectors adds is not included (the caller's bucket tests it). What a
+        Backend reading of `selectors`, `guards` and `effect` gives, without compiling them."""
+        c = PyCompiler(self._u, self._env, index, pins, var)
+        c.report_src = self._c.report_src
+        c.reported = _Observed(c, dict(self._act.observe), self._given)
+        en = c._conn("and", [c.expr(x) for _, x in [*self._act.select, *self._act.guard]])
+        return en, self._fold_updates(c)
 
     def _make_effect(self) -> Fn:
         upd = self._updates()
