@@ -11,6 +11,7 @@ load moves it far less than the wall-clock speedup (on a shared machine CPU seco
 a little with contention: cache, memory bandwidth), and it says what the serial part costs.
 
     python bench/bench_jobs.py [--runs 3] [--ops 3000] [--long-ops 12000] [--files 4] [--dir DIR]
+                               [--v2-events 200000] [--only corpus,recorded,long,v2]
 
 Four sets of files: the corpus (every traces/*.log), --files traces recorded by `spmcheck
 record` (final design, distinct seeds, --ops calls per thread; format v1), as many with
@@ -182,6 +183,7 @@ def events(files: list[str]) -> int:
 
 
 def measure(name: str, files: list[str], runs: int) -> float:
+    load0 = os.getloadavg()[0]
     c = paired(check_cmd, files, runs)
     # calibrate: a process's start-up plus `per` seconds for each pass over the files
     one, three = timed(floor_cmd(1)(files, 1))[0], timed(floor_cmd(3)(files, 1))[0]
@@ -190,7 +192,8 @@ def measure(name: str, files: list[str], runs: int) -> float:
     f = paired(floor_cmd(repeat), files, runs)
     if not timed(floor_cmd(1)(files, 2))[2].strip():
         raise SystemExit("bench_jobs: the floor printed nothing (it failed); run it by hand")
-    print(f"{name}: {len(files)} files, {events(files)} events")
+    print(f"{name}: {len(files)} files, {events(files)} events; load {load0:.1f} -> {os.getloadavg()[0]:.1f} "
+          f"(1-min average over this set's runs, other sessions included)")
     print(f"  floor (str.split x{repeat}, same sharding): 1 process {f.wall1:.2f} s, 2 processes {f.wall2:.2f} s, "
           f"speedup {f.speedup:.2f}x (CPU {f.cpu1:.2f} / {f.cpu2:.2f} s)")
     print(f"  spmcheck check:  --jobs 1 {c.wall1:.2f} s, --jobs 2 {c.wall2:.2f} s, speedup {c.speedup:.2f}x "
@@ -222,7 +225,10 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=4, help="recorded traces (>= 4)")
     ap.add_argument("--v2-events", type=int, default=200_000, help="events of each simulated v2 trace")
     ap.add_argument("--dir", type=Path, default=None, help="where recorded traces are kept (default: a temp dir)")
+    ap.add_argument("--only", default="corpus,recorded,long,v2",
+                    help="sets to measure: corpus, recorded (--ops), long (--long-ops), v2 (--v2-events)")
     a = ap.parse_args()
+    sets = set(a.only.split(","))
     d = a.dir or Path(tempfile.mkdtemp(prefix="spmjobs"))
     d.mkdir(parents=True, exist_ok=True)
     print(f"== check --jobs 2 vs --jobs 1 (median of {a.runs}; {os.cpu_count()} cores, load "
@@ -231,12 +237,15 @@ def main() -> None:
                    env=ENV, check=False, capture_output=True)
     corpus = sorted(str(p) for p in (ROOT / "traces").glob("*.log"))
     print(f"start-up (check of a 20-line file): {startup(corpus, a.runs):.2f} s")
-    measure("corpus traces/*.log", corpus, a.runs)
-    measure(f"recorded (spmcheck record --variant final --ops {a.ops})", recorded(d, max(a.files, 4), a.ops), a.runs)
-    if a.long_ops:
+    if "corpus" in sets:
+        measure("corpus traces/*.log", corpus, a.runs)
+    if "recorded" in sets:
+        measure(f"recorded (spmcheck record --variant final --ops {a.ops})", recorded(d, max(a.files, 4), a.ops), a.runs)
+    if a.long_ops and "long" in sets:
         measure(f"recorded, longer (--ops {a.long_ops})", recorded(d, max(a.files, 4), a.long_ops), a.runs)
-    measure(f"format v2, compiled engine (simulated, {a.v2_events} events each)",
-            simulated(d, max(a.files, 4), a.v2_events), a.runs)
+    if "v2" in sets:
+        measure(f"format v2, compiled engine (simulated, {a.v2_events} events each)",
+                simulated(d, max(a.files, 4), a.v2_events), a.runs)
 
 
 if __name__ == "__main__":

@@ -5,11 +5,11 @@ and every worker it forked):
 
 * per model: `prove --model core`, `--model lifecycle`, `--model datapath`;
 * the default `spmcheck prove` (certificates current; budget 20 s wall on 2 cores);
-* the same while a CPU-bound process (`sh -c 'while :; do :; done'`) runs beside it: every run's
+* the same while a CPU-bound process (`python -c 'while True: pass'`) runs beside it: every run's
   output must be byte-identical to the quiet run's (the output carries no timings);
 * `prove --fresh` (every answer searched; budget 120 s) and `prove --parametric` (budget 10 s).
 
-    python bench/bench_prove.py [--runs 3] [--fresh-runs 1] [--skip-fresh] [--skip-parametric]
+    python bench/bench_prove.py [--runs 3] [--fresh-runs 1] [--skip-fresh] [--skip-models] [--skip-parametric]
                                 [--bmc] [--houdini]
 
 --bmc adds the BMC time per known-bad lifecycle pair; --houdini the lifecycle invariant from
@@ -30,6 +30,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+# bytecode on: an installed spmcheck reads .pyc files (pip compiles them at install); a shell with
+# PYTHONDONTWRITEBYTECODE=1 (this workplace's default) would make every `prove` recompile the
+# package from source, a start-up no user pays (as in bench_jobs.py)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def children_cpu() -> float:
@@ -40,7 +44,8 @@ def children_cpu() -> float:
 def run(argv: list[str]) -> tuple[float, float, int, bytes]:
     """(wall, CPU, exit code, stdout) of one `spmcheck` process (CPU includes its workers)."""
     c0, t0 = children_cpu(), time.monotonic()
-    p = subprocess.run([sys.executable, "-m", "spmcheck", *argv, "--no-progress"], cwd=ROOT, capture_output=True)
+    p = subprocess.run([sys.executable, "-m", "spmcheck", *argv, "--no-progress"], cwd=ROOT, capture_output=True,
+                       env=ENV)
     return time.monotonic() - t0, children_cpu() - c0, p.returncode, p.stdout
 
 
@@ -74,25 +79,31 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--fresh-runs", type=int, default=1)
     ap.add_argument("--skip-fresh", action="store_true")
+    ap.add_argument("--skip-models", action="store_true", help="no per-model runs")
     ap.add_argument("--skip-parametric", action="store_true")
     ap.add_argument("--bmc", action="store_true", help="BMC time per known-bad lifecycle pair")
     ap.add_argument("--houdini", action="store_true", help="lifecycle invariant from scratch (~5 min)")
     args = ap.parse_args()
     ok = True
     print(machine())
-    for m in ("core", "lifecycle", "datapath"):
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *(str(ROOT / p) for p in ("spmcheck", "spec", "checker"))],
+                   env=ENV, check=False, capture_output=True)
+    for m in () if args.skip_models else ("core", "lifecycle", "datapath"):
         _, text = series(["prove", "--model", m], args.runs)
         print(f"prove --model {m:<10} {text}")
     quiet, text = series(["prove"], args.runs)
     print(f"prove (default)          {text}  budget 20 s wall")
     same = len({g[3] for g in quiet}) == 1 and all(g[2] == 0 for g in quiet)
     ok &= same
-    burner = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    load0 = os.getloadavg()[0]
     try:
         busy, text = series(["prove"], args.runs)
+        load1 = os.getloadavg()[0]
     finally:
-        burner.kill()
+        burner.kill()  # this process's own child, by its PID
         burner.wait()
+    text += f"; load {load0:.1f} -> {load1:.1f} (1-min average, the burner and the runs included)"
     ident = all(g[3] == quiet[0][3] for g in busy) and all(g[2] == 0 for g in busy)
     ok &= ident
     print(f"prove beside a burner    {text}  budget 20 s wall; output identical in every run "

@@ -204,6 +204,22 @@ def spin_build_model(d: Path, tag: str, model: object, props: list[str], registr
     return w, time.perf_counter() - t
 
 
+def spin_build_cpu(d: Path, tag: str, model: object, props: list[str], registry: object) -> float:
+    """CPU seconds (this process generating the Promela text, `spin -a` and gcc as children) of one
+    fresh BFS pan build: Spin's side of an end-to-end comparison (spmcheck's time always includes
+    building and compiling its model). Run serially, so the children's CPU is this build's."""
+    from peers.gen_promela import generate
+
+    w = d / f"e2e-{tag}-{'-'.join(props)[:60]}"
+    w.mkdir(parents=True, exist_ok=True)
+    c0, k0 = time.process_time(), _child_cpu()
+    (w / "core.pml").write_text(generate(model, props, registry))  # type: ignore[arg-type]
+    subprocess.run(["spin", "-a", "core.pml"], cwd=w, check=True, capture_output=True)
+    subprocess.run(["gcc", "-O2", "-DSAFETY", "-DMEMLIM=12000", "-DBFS", "-o", "pan", "pan.c"], cwd=w, check=True,
+                   capture_output=True)
+    return (time.process_time() - c0) + (_child_cpu() - k0)
+
+
 def _child_cpu() -> float:
     import resource
 
@@ -263,7 +279,21 @@ def bench_spin(d: Path, runs: int, parts: set[str], verify_timeout: float,
 BFS_SNIPPET = """
 import json, sys, time
 from spmcheck.spec.prove import _violates, bfs_ladder, bfs_violation
+import spmcheck.spec.explore as E, spmcheck.spec.explore_compile  # imported by bfs_ladder on first use
 model_kind, v, p, cap = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+only = sys.argv[5] if len(sys.argv) > 5 else ""  # one rung (its describe()): the size Spin is run at
+searching = [0.0]  # CPU inside the breadth-first loops alone (pan's footing: no model built or compiled)
+def timed(fn):
+    def run(*a, **k):
+        t = time.process_time()
+        try:
+            return fn(*a, **k)
+        finally:
+            searching[0] += time.process_time() - t
+    return run
+for name in ("_search_levels", "_search"):  # a --baseline checkout may have only the second
+    if hasattr(E, name):
+        setattr(E, name, timed(getattr(E, name)))
 if model_kind == "core":
     from spmcheck.spec.model import Model as M
     from spmcheck.spec.properties import PROPERTIES as R
@@ -280,17 +310,21 @@ c0, w0 = time.process_time(), time.perf_counter()
 model = M(cfg, v)
 prop = R[p]
 ok = lambda st, acts: _violates(model, prop, st, acts)
-got = bfs_ladder(model, ladder(cfg), lambda c: M(c, v), bfs_violation(prop), ok, max_states=cap)
+rungs = [c for c in ladder(cfg) if not only or c.describe() == only]
+got = bfs_ladder(model, rungs, lambda c: M(c, v), bfs_violation(prop), ok, max_states=cap)
 cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-print(json.dumps({"cpu": cpu, "wall": wall, "steps": len(got[0]) if got else None, "note": got[1] if got else ""}))
+print(json.dumps({"cpu": cpu, "wall": wall, "search": searching[0], "steps": len(got[0]) if got else None,
+                  "note": got[1] if got else ""}))
 """
 
 
-def _bfs_once(kind: str, v: str, p: str, cap: int, root: Path = ROOT, timeout: float = 1800) -> dict:
-    """One fresh process of BFS_SNIPPET on the checkout `root` (another one: --baseline)."""
+def _bfs_once(kind: str, v: str, p: str, cap: int, root: Path = ROOT, timeout: float = 1800, rung: str = "") -> dict:
+    """One fresh process of BFS_SNIPPET on the checkout `root` (another one: --baseline); `rung`:
+    only that ladder rung (its describe() text)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     try:
-        out = subprocess.run([sys.executable, "-c", BFS_SNIPPET, kind, v, p, str(cap)], cwd=root, env=env,
+        out = subprocess.run([sys.executable, "-c", BFS_SNIPPET, kind, v, p, str(cap), *([rung] if rung else [])],
+                             cwd=root, env=env,
                              capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"cpu": float("nan"), "wall": timeout, "steps": None, "note": f"stopped after {timeout:.0f} s wall"}
@@ -334,8 +368,12 @@ def _bugs(d: Path, runs: int, lc_states: int, spin: bool, only: Sequence[str] = 
           f"{VIOLATION_BFS_STATES} dead-variable representatives, smallest scope first, then BMC). "
           f"Spin: pan's user+system CPU, excluding generating and compiling pan.c; depth counts the steps before "
           f"the failing one for step properties. ratio = spmcheck CPU / Spin CPU.)")
+    print("(search = spmcheck's CPU inside the breadth-first loops only (pan's footing: no model built or "
+          "compiled), one rung = spmcheck's whole run at the named size alone (Spin's footing: one size), "
+          "spin e2e = Promela generation + spin -a + gcc (1 run) + pan, CPU s.)")
     print(f"{'model':9} {'variant':26} {'property':40} {'size (shortest at)':18} {'steps':>5} {'states':>8} "
-          f"{'spmcheck':>15} {'spin bfs':>15} {'spin d':>6} {'ratio':>6}  core: Spin BFS and DFS at 2/2/2")
+          f"{'spmcheck':>15} {'spin bfs':>15} {'spin d':>6} {'ratio':>6} {'search':>6} {'1 rung':>6} "
+          f"{'spin e2e':>8}  core: Spin BFS and DFS at 2/2/2")
     rows = [("core", v, p) for v, p in BUGS]
     rows += [("lifecycle", v, p) for v, p in default_pairs() if expected(v, p)[0] == "violated"]
     rows = [r for r in rows if not only or any(o in f"{r[0]}/{r[1]}/{r[2]}" for o in only)]
@@ -345,7 +383,13 @@ def _bugs(d: Path, runs: int, lc_states: int, spin: bool, only: Sequence[str] = 
         cap = BFS_STATES if kind == "core" else lc_states
         got = [_bfs_once(kind, v, p, cap) for _ in range(runs)]
         r = {"cpu": med([g["cpu"] for g in got]), "wall": med([g["wall"] for g in got]), "steps": got[-1]["steps"],
-             "note": got[-1]["note"]}
+             "note": got[-1]["note"], "search": med([g.get("search", float("nan")) for g in got])}
+        named = re.match(r"bfs: shortest at (.*?), \d+ steps", r["note"])
+        if named:
+            # the same search at the named size alone (Spin's footing: one size, no ladder below it)
+            one = [_bfs_once(kind, v, p, cap, rung=named.group(1)) for _ in range(runs)]
+            r["one"] = med([g["cpu"] for g in one])
+            assert one[-1]["steps"] == r["steps"], (kind, v, p, one[-1]["note"], r["note"])
         m = re.search(r"(\d+) states", r["note"])
         r["states"] = int(m.group(1)) if m else None
         if kind == "core":
@@ -373,15 +417,19 @@ def _bugs(d: Path, runs: int, lc_states: int, spin: bool, only: Sequence[str] = 
 
         with ThreadPoolExecutor(3) as pool:
             dirs = dict(zip(builds, pool.map(lambda b: spin_build_model(d, *b)[0], builds.values())))
+        for (kind, v, p), r in zip(rows, ours):
+            if r["steps"] is not None:  # one run: gcc's CPU varies little, and it dominates
+                r["spin_build"] = spin_build_cpu(d, f"{kind}-{v}-{r['size']}", r["model"], [p], r["registry"])
     # 3: Spin's runs and the table
     for (kind, v, p), r in zip(rows, ours):
         steps = r["steps"]
-        mine = f"{r['cpu']:6.2f} ({r['wall']:5.2f})" if steps is not None else f"not found ({r['note'][:40]})"
-        theirs, sd, ratio, extra = "-", "-", "", ""
+        mine = f"{r['cpu']:6.3f} ({r['wall']:5.2f})" if steps is not None else f"not found ({r['note'][:40]})"
+        theirs, sd, ratio, extra, e2e = "-", "-", "", "", ""
         if spin:
             sp = [spin_run_cpu(dirs[(kind, v, p, "rung")]) for _ in range(runs)]
             scpu, swall = med([x[1] for x in sp]), med([x[0] for x in sp])
-            theirs, sd = f"{scpu:6.2f} ({swall:5.2f})", sp[-1][3] if sp[-1][2] == "violated" else sp[-1][2]
+            e2e = f"{r['spin_build'] + scpu:8.2f}" if "spin_build" in r else ""
+            theirs, sd = f"{scpu:6.3f} ({swall:5.2f})", sp[-1][3] if sp[-1][2] == "violated" else sp[-1][2]
             ratio = f"{r['cpu'] / scpu:6.2f}" if steps is not None and scpu > 0 else ""
             if kind == "core":
                 for bfs in (True, False):
@@ -393,8 +441,10 @@ def _bugs(d: Path, runs: int, lc_states: int, spin: bool, only: Sequence[str] = 
             extra += (f"  | baseline {old['cpu']:.2f} ({old['wall']:.2f}) {old['steps']} st" if old["steps"] is not None
                       else f"  | baseline: {old['note'][:40]}")
         states = r["states"] if r["states"] is not None else "-"
+        search = f"{r['search']:6.3f}" if steps is not None else ""
+        one = f"{r['one']:6.3f}" if "one" in r else ""
         print(f"{kind:9} {v:26} {p:40} {r['size']:18} {steps if steps is not None else '-':>5} {states:>8} {mine:>15} "
-              f"{theirs:>15} {sd:>6} {ratio:>6}  {extra}", flush=True)
+              f"{theirs:>15} {sd:>6} {ratio:>6} {search:>6} {one:>6} {e2e:>8}  {extra}", flush=True)
 
 
 def _spin_verify(d: Path, runs: int, timeout: float, sizes: list[tuple[int, int, int]]) -> None:

@@ -82,20 +82,29 @@ class Budget:
 
 
 def _count(solver: z3.Solver) -> int:
-    st = solver.statistics()
-    if "rlimit count" not in st.keys():
+    got = _rlimit(solver.statistics())
+    if got is None:
         # a tactic solver (BMC's bit-blasting one) reports no counters before its first check;
         # the counter is the context's, which a plain solver of the same context reads
         st = z3.Solver(ctx=solver.ctx).statistics()
-    # Statistics.get_key_value scans every key from the front through the C API (~60 calls);
-    # the counter sits near the end of the list, and a check per action makes this add up
+        got = _rlimit(st)
+        if got is None:
+            return int(st.get_key_value("rlimit count"))  # raises: no counter at all
+    return got
+
+
+def _rlimit(st: z3.Statistics) -> int | None:
+    """The `rlimit count` statistic, None if absent. Statistics.keys() and get_key_value scan every
+    key from the front through the C API (~60 calls each, and this runs twice per check: a check
+    per action made it a tenth of the stored-invariant re-check); the counter sits near the end
+    of the list, so it is looked for from the end."""
     ref, stats = st.ctx.ref(), st.stats
     for i in range(len(st) - 1, -1, -1):
         if z3.Z3_stats_get_key(ref, stats, i) == "rlimit count":
             if z3.Z3_stats_is_uint(ref, stats, i):
                 return int(z3.Z3_stats_get_uint_value(ref, stats, i))
             return int(z3.Z3_stats_get_double_value(ref, stats, i))
-    return int(st.get_key_value("rlimit count"))
+    return None
 
 
 def as_budget(x: "float | Budget") -> Budget:

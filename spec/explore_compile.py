@@ -128,6 +128,10 @@ def _text(x: object) -> str:
         raise NotCompilable(str(e)) from e
 
 
+# a bad-state predicate longer than this (characters of source) is called, not inlined, in `level`
+INLINE_CHARS = 100
+
+
 class Compiled:
     """One model's successor function and predicates over tuple states."""
 
@@ -149,13 +153,15 @@ class Compiled:
         self.writes: dict[int, list[tuple[int, str]]] = {}
         try:
             for a in self.actions:
-                g = a.enabled(PY, self.sym)
-                if g is False or (not isinstance(g, T) and not g):
-                    continue
-                body = self._effect_src(a)
-                pci = self.index[f"pc.{a.thread}"]
+                # the guard and the update are read where the search evaluates them: in the
+                # bucket of the thread's pc value, so that pc is a constant there (the
+                # selector `pc == val` folds away instead of being tested again per state)
+                pc = f"pc.{a.thread}"
                 val = pc_of(role_of(a.thread), a.label)
-                by_pc.setdefault(pci, {}).setdefault(val, []).append((a, "True" if g is True else _text(g), body))
+                got = self._direct(a, pc, val)
+                if got is None:
+                    continue
+                by_pc.setdefault(self.index[pc], {}).setdefault(val, []).append((a, *got))
         except TypeError as e:
             raise NotCompilable(str(e)) from e
         self.by_pc = by_pc
@@ -166,10 +172,16 @@ class Compiled:
         spans = [(min(a.index for c in tb.values() for a, _, _ in c), max(a.index for c in tb.values() for a, _, _ in c))
                  for tb in by_pc.values()]
         self.ordered = all(spans[i][1] < spans[i + 1][0] for i in range(len(spans) - 1))
+
+    @cached_property
+    def successors(self) -> Callable[[StateT], list[tuple[int, StateT]]]:
+        """The successor function (action index, post-state) in action order; built on first use:
+        a search that runs on `level` never calls it, and compiling it was a sixth of a small
+        rung's fixed cost."""
         lines = ["def f(t):", "    r = []", "    ap = r.append"]
         lines += self._emit("    ", lambda a, ind: [f"{ind}ap(({a.index}, {self.make}(l)))"])
         lines += ([] if self.ordered else ["    r.sort()"]) + ["    return r"]
-        self.successors: Callable[[StateT], list[tuple[int, StateT]]] = _build("\n".join(lines) + "\n", "succ")
+        return _build("\n".join(lines) + "\n", "succ")  # type: ignore[no-any-return]
 
     def _emit(self, ind0: str, fire: Callable[[Action, str], list[str]], before: Callable[[Action, str], list[str]]
               = lambda a, ind: [], live: "Liveness | None" = None) -> list[str]:
@@ -178,21 +190,22 @@ class Compiled:
         With `live`, invisible actions are left out and dead variables kept at their initial value."""
         lines = []
         for pci, table in self.by_pc.items():
-            lines.append(f"{ind0}v = t[{pci}]")
-            kw = "if"
+            arms: list[tuple[int, list[str]]] = []
             for val in sorted(table):
                 cands = [(a, g, body if live is None else live.body(a)) for a, g, body in table[val]
                          if live is None or a.index in live.visible]
-                if not cands:
-                    continue
-                lines.append(f"{ind0}{kw} v == {val}:")
+                arm: list[str] = []
                 for a, g, body in cands:
-                    ind = ind0 + "    "
+                    ind = "    "
                     if g != "True":
-                        lines.append(f"{ind}if {g}:")
+                        arm.append(f"{ind}if {g}:")
                         ind += "    "
-                    lines += before(a, ind) + [ind + x for x in body] + fire(a, ind)
-                kw = "elif"
+                    arm += before(a, ind) + [ind + x for x in body] + fire(a, ind)
+                if arm:
+                    arms.append((val, arm))
+            if arms:
+                lines.append(f"{ind0}v = t[{pci}]")
+                lines += _dispatch(arms, ind0)
         return lines
 
     def text(self, fn: Callable[[Any, dict], object], var: str = "t") -> str:
@@ -221,10 +234,10 @@ class Compiled:
             return None
         bad_src = self.text(bad, "n") if bad is not None else "False"
         step_src = {i: self.text(f, "t") for i, f in step.items()}
+        bad_reads = _reads(self.text(bad, "t")) if bad is not None else set()
         self.live = None
         if reduce:
-            self.live = Liveness(self, _reads(self.text(bad, "t")) if bad is not None else set(),
-                                 {i: _reads(src) for i, src in step_src.items()})
+            self.live = Liveness(self, bad_reads, {i: _reads(src) for i, src in step_src.items()})
 
         def before(a: Action, ind: str) -> list[str]:
             src = step_src.get(a.index)
@@ -234,24 +247,54 @@ class Compiled:
 
         def fire(a: Action, ind: str) -> list[str]:
             out = [f"{ind}n = {self.make}(l)", f"{ind}if n not in parent:", f"{ind}    parent[n] = (t, {a.index})"]
-            if bad_src != "False":
-                out.append(f"{ind}    if {bad_src}:")
+            # every state in `parent` was tested when it was added (the initial state by the
+            # caller), so a step that assigns none of the positions the bad-state predicate reads
+            # leaves it false: the test is emitted only after steps that may change its value
+            assigned = (_assigned(self.live.body(a)) if self.live is not None
+                        else {i for i, _ in self.writes[a.index]})
+            if bad_src != "False" and assigned & bad_reads:
+                out.append(f"{ind}    if {bad_test}:")
                 out.append(f"{ind}        return (2, n, {a.index})")
             return out + [f"{ind}    push(n)"]
 
-        lines = ["def f(frontier, parent, push, limit, mono, deadline):", "    for t in frontier:"]
+        # a long predicate (the core's deadlock test reads every thread's pc) is one function
+        # called at each test rather than inlined at every step: the inlined copies made the level
+        # function 20 times larger and its compile() most of a small rung's cost
+        head = ["def bad(n):", f"    return {bad_src}"] if len(bad_src) > INLINE_CHARS else []
+        bad_test = "bad(n)" if head else bad_src
+        lines = head + ["def f(frontier, parent, push, limit, mono, deadline):", "    for t in frontier:"]
         lines += self._emit("        ", fire, before, self.live)
         lines += ["        if len(parent) >= limit or mono() > deadline:", "            return (0, None, 0)",
                   "    return None"]
         return _build("\n".join(lines) + "\n", "level")  # type: ignore[no-any-return]
 
-    def _effect_src(self, a: Action) -> list[str]:
+    def _direct(self, a: Action, pc: str, val: int) -> tuple[str, list[str]] | None:
+        """(guard text, post-state statements) of `a` in its pc bucket, None if it is never
+        enabled there. A step compiled from the definition (spec.model's steps) is written straight
+        as Python by its instance (`finite.Compiled.python`: the same folding, no compile() of
+        its Backend functions and no call of them); any other is read through PY."""
+        inst = a.step.instance
+        if inst is None:
+            pinned = {**self.sym, pc: val}
+            g = a.enabled(PY, pinned)
+            if g is False or (not isinstance(g, T) and not g):
+                return None
+            return "True" if g is True else _text(g), self._effect_src(a, pinned)
+        en, eff = inst.python(self.index, {pc: val})
+        if en.known and not en.lit:
+            return None
+        writes = [(self.index[k], v.text()) for k, v in eff.items()]
+        return "True" if en.known else en.src, self._body(a, writes)
+
+    def _effect_src(self, a: Action, sym: dict[str, object]) -> list[str]:
         """Statements building the post-state `n` from the pre-state `t`: a list copy, the
         written positions, a tuple (the cheapest way to build a tuple of this size in CPython;
         every right-hand side reads the pre-state, as `apply` does). The writes are kept in
         `self.writes` (position, value text) for the liveness analysis (`Liveness`)."""
-        eff = a.effect(PY, self.sym)
-        writes = [(self.index[k], _text(v)) for k, v in eff.items()]
+        eff = a.effect(PY, sym)
+        return self._body(a, [(self.index[k], _text(v)) for k, v in eff.items()])
+
+    def _body(self, a: Action, writes: list[tuple[int, str]]) -> list[str]:
         writes = [(i, v) for i, v in writes if v != f"t[{i}]"]
         self.writes[a.index] = writes
         return [f"l = {self.copy}(t)"] + [f"l[{i}] = {v}" for i, v in writes]
@@ -275,6 +318,44 @@ class Compiled:
         return dict(zip(self.names, t))
 
 
+def _dispatch(arms: list[tuple[int, list[str]]], ind: str) -> list[str]:
+    """`v == val` tests choosing one arm (its lines indented one level below `ind`), as a binary
+    search on the sorted values: a thread with 16 pc values costs 4-5 comparisons per state, not
+    up to 16 (the arms are disjoint, so the one that runs is the same)."""
+    if len(arms) <= 3:
+        out = []
+        for n, (val, arm) in enumerate(arms):
+            out.append(f"{ind}{'if' if n == 0 else 'elif'} v == {val}:")
+            out += [ind + x for x in arm]
+        return out
+    mid = len(arms) // 2
+    return ([f"{ind}if v < {arms[mid][0]}:"] + _dispatch(arms[:mid], ind + "    ")
+            + [f"{ind}else:"] + _dispatch(arms[mid:], ind + "    "))
+
+
+def constant_target(model: Model, bad: Callable[[Any, dict], object] | None,
+                    step: tuple[Callable[[Action], bool], Callable[[Any, dict, Action], object]] | None
+                    ) -> bool | None:
+    """A state or step target read at this size without a state: False when it folds to the
+    constant False (no state, or no watched step from any state, shows it), else None. A state
+    target is read before any step is compiled (only the variables' names are needed)."""
+    sym = {n: T(f"t[{i}]") for i, n in enumerate(model.var_names)}
+    try:
+        if bad is not None:
+            x = bad(PY, sym)
+            return False if not isinstance(x, T) and not x else None
+        if step is not None:
+            for a in model.actions:
+                if step[0](a):
+                    x = step[1](PY, sym, a)
+                    if isinstance(x, T) or x:
+                        return None
+            return False
+    except TypeError:
+        return None  # not readable as text (NotCompilable is a TypeError): the search decides
+    return None
+
+
 # ---- dead-variable reduction -----------------------------------------------------------------
 
 _REF = re.compile(r"\bt\[(\d+)\]")
@@ -283,6 +364,14 @@ _REF = re.compile(r"\bt\[(\d+)\]")
 def _reads(src: str) -> set[int]:
     """State positions an expression text over `t` reads."""
     return {int(x) for x in _REF.findall(src)}
+
+
+_ASSIGN = re.compile(r"^\s*l\[(\d+)\] = ", re.M)
+
+
+def _assigned(lines: list[str]) -> set[int]:
+    """State positions a post-state body (`l[i] = ...` statements) assigns."""
+    return {int(x) for x in _ASSIGN.findall("\n".join(lines))}
 
 
 def _pc_values(src: str) -> set[int] | None:
@@ -296,6 +385,8 @@ def _pc_values(src: str) -> set[int] | None:
             a, b = go(e.body), go(e.orelse)
             return None if a is None or b is None else a | b
         return None
+    if src.isdigit():  # most gotos are one constant: no parse (ast.parse was 5 % of a small rung)
+        return {int(src)}
     return go(ast.parse(src, mode="eval").body)
 
 

@@ -44,6 +44,8 @@ class StepDef:
     defn: LAction | None = None
     # step claims in the pre-state: [(claim, requirement, condition)] (spec.lang Action.checks)
     checks: Callable[[Backend, State], list[tuple[str, str, Term]]] = lambda b, s: []
+    # the instance's spec.lang.finite.Compiled (its plain-Python text for the BFS code), if any
+    instance: Any = None
 
 
 @dataclass(frozen=True)
@@ -223,11 +225,17 @@ def legacy_params(act: LAction, env: dict[str, Any]) -> Params:
 
 def _step(u: Universe, act: LAction, thread: str, env: dict[str, Any], pc: Any) -> StepDef:
     comp = compile_instance(u, act, thread, env, pc)
-    static = static_of(act, env)
-    return StepDef(act.role.name, act.at, act.kind, act.per, lambda p: static,
+    made: list[dict[str, object]] = []  # the event keys, rendered on first use (a search never asks)
+
+    def static(p: Params) -> dict[str, object]:
+        if not made:
+            made.append(static_of(act, env))
+        return made[0]
+
+    return StepDef(act.role.name, act.at, act.kind, act.per, static,
                    lambda b, s, t, p: comp.guards(b, s), lambda b, s, t, p: comp.effect(b, s),
                    lambda b, s, t, p: comp.observed(b, s), act.source,
-                   lambda b, s, t, p: comp.selectors(b, s), act, comp.checks)
+                   lambda b, s, t, p: comp.selectors(b, s), act, lambda b, s: comp.checks(b, s), comp)
 
 
 class ReadRecorder:

@@ -141,6 +141,7 @@ def bfs_ladder(model: Model, rungs: Sequence, make: Callable[[object], Model], b
     moves on to the next rung. None: no rung gave a replaying path within `max_states` states (then
     BMC searches; a BFS result is never a verdict by itself)."""
     from .explore import bfs
+    from .explore_compile import constant_target
 
     from .budget import UNITS_PER_STATE
 
@@ -149,7 +150,13 @@ def bfs_ladder(model: Model, rungs: Sequence, make: Callable[[object], Model], b
         if cap < 1:
             return None
         small = make(small_cfg)
-        out = bfs(small, **bfs_target(small), max_states=cap)
+        target = bfs_target(small)
+        if constant_target(small, target.get("bad_state"), target.get("bad_step")) is False:
+            # the target compiled at this rung's size is the constant False (P8 quantifies over
+            # two distinct contexts: with one context it folds away), so no path here shows it:
+            # the rung is skipped before its steps are compiled
+            continue
+        out = bfs(small, **target, max_states=cap)
         if budget is not None:
             budget.charge(out.states * UNITS_PER_STATE)
         if out.status != "found":

@@ -2,8 +2,8 @@
 
 `spec.lang.finite.Compiler` emits Python that goes through a `Backend` (`b.And(...)`), so one
 source serves the Z3 reading and the concrete one; every argument of `b.And` is evaluated before
-the call. The data-path exploration only evaluates concretely, so this subclass emits plain
-short-circuit Python (`and`, `or`, `x if c else y`) over a state tuple indexed by position. It
+the call. The data-path exploration only evaluates concretely, so it uses `finite.PyCompiler`,
+which emits plain short-circuit Python (`and`, `or`, `x if c else y`) over a state tuple indexed by position. It
 reads the same definition with the same folding and the same key template; only the target
 language of the generated text differs, and tests/test_datapath.py checks that both compilations
 agree on every explored state's guards and effects.
@@ -12,38 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..lang.finite import Compiler, Universe
+from ..lang.finite import PyCompiler, Universe
 from ..lang.syntax import Every, Expr, lift
 from ..lang.syntax import Action as LAction
 
 StateFn = Callable[[tuple], Any]
-
-
-class PyCompiler(Compiler):
-    """The finite reading's compiler with another target text: plain short-circuit Python over a
-    state tuple (the folding, quantifier unrolling and key templates are the base class's)."""
-
-    def __init__(self, u: Universe, env: dict, index: dict[str, int]) -> None:
-        super().__init__(u, env)
-        self.index = index
-
-    def _child(self, env: dict) -> "PyCompiler":
-        return PyCompiler(self.u, env, self.index)
-
-    def _read(self, key: str) -> str:
-        return f"s[{self.index[key]}]"
-
-    def _not(self, src: str) -> str:
-        return f"(not {src})"
-
-    def _implies(self, a: str, c: str) -> str:
-        return f"((not {a}) or {c})"
-
-    def _ite(self, c: str, a: str, b: str) -> str:
-        return f"({a} if {c} else {b})"
-
-    def _join(self, o: str, parts: list[str]) -> str:
-        return "(" + f" {o} ".join(parts) + ")"
 
 
 def _build(src: str, name: str) -> StateFn:

@@ -259,19 +259,17 @@ class Compiler:
         """A count or a mask, unrolled: known terms folded into one constant."""
         total, rest = 0, []
         for i, x in enumerate(self.u.elems(e.var.sort)):
-            sub = Compiler(self.u, {**self.env, e.var.name: x})
-            sub.post, sub.reported, sub.report_src = self.post, self.reported, self.report_src
-            part = sub.expr(e.body)
+            part = self._child({**self.env, e.var.name: x}).expr(e.body)
             weight = 1 if e.kind == "count" else 1 << i
             if part.known:
                 total += weight * int(part.lit)
             elif e.kind == "count":
                 rest.append(part.src)
             else:
-                rest.append(f"b.If({part.src}, {weight}, 0)")
+                rest.append(self._ite(part.src, str(weight), "0"))  # type: ignore[arg-type]
         if not rest:
             return _Fold(total)
-        src = f"b.Sum([{', '.join(rest)}])"  # type: ignore[arg-type]
+        src = self._sum(rest)  # type: ignore[arg-type]
         return _Fold(src=f"({src} + {total})" if total else src)
 
     def op(self, e: Op, hint: Dom | None) -> _Fold:
@@ -351,6 +349,52 @@ class Compiler:
     def _join(self, o: str, parts: list[str]) -> str:
         return f"b.{'And' if o == 'and' else 'Or'}({', '.join(parts)})"
 
+    def _sum(self, parts: list[str]) -> str:
+        return f"b.Sum([{', '.join(parts)}])"
+
+
+class PyCompiler(Compiler):
+    """The finite reading's compiler with another target text: plain short-circuit Python over a
+    state tuple `s` indexed by position (the folding, quantifier unrolling and key templates are
+    the base class's; bools add as 0/1, as CONCRETE reads them). `pins`: keys whose value is known
+    where the text runs (a thread's program counter inside its bucket), folded as literals. Used by
+    the data path's explorer (spec/datapath/fast.py) and the BFS code (spec/explore_compile.py)."""
+
+    def __init__(self, u: Universe, env: Env, index: dict[str, int], pins: Mapping[str, int] | None = None,
+                 var: str = "s") -> None:
+        super().__init__(u, env)
+        self.index, self.pins, self.var = index, pins or {}, var
+
+    def expr(self, e: Expr, hint: Dom | None = None) -> _Fold:
+        if self.pins and isinstance(e, App):
+            got = self.pins.get(self.key(e))
+            if got is not None:
+                return _Fold(got)
+        return super().expr(e, hint)
+
+    def _child(self, env: Env) -> "PyCompiler":
+        c = PyCompiler(self.u, env, self.index, self.pins, self.var)
+        c.post, c.reported, c.report_src = self.post, self.reported, self.report_src
+        return c
+
+    def _read(self, key: str) -> str:
+        return f"{self.var}[{self.index[key]}]"
+
+    def _not(self, src: str) -> str:
+        return f"(not {src})"
+
+    def _implies(self, a: str, c: str) -> str:
+        return f"((not {a}) or {c})"
+
+    def _ite(self, c: str, a: str, b: str) -> str:
+        return f"({a} if {c} else {b})"
+
+    def _join(self, o: str, parts: list[str]) -> str:
+        return "(" + f" {o} ".join(parts) + ")"
+
+    def _sum(self, parts: list[str]) -> str:
+        return "(" + " + ".join(parts) + ")"
+
 
 # ---- action instances -----------------------------------------------------------------------
 
@@ -374,62 +418,134 @@ def _labelled(pairs: list[tuple[str, _Fold]]) -> str:
     return "[" + ", ".join(f"({lab!r}, {x.text()})" for lab, x in pairs) + "]"
 
 
-@dataclass(frozen=True)
+class _Observed(dict):  # type: ignore[type-arg]
+    """The step's observations (key -> folded value), each folded when an expression first reads
+    it (`Reported(key)`): a reading that needs only the guards never folds them."""
+
+    def __init__(self, c: "Compiler", observe: Mapping[str, Expr], given: Mapping[str, int]) -> None:
+        super().__init__()
+        self._c, self._observe, self._given = c, observe, given
+
+    def __contains__(self, k: object) -> bool:
+        return k in self._observe
+
+    def __missing__(self, k: str) -> _Fold:
+        if k not in self._observe:
+            raise KeyError(k)
+        v = self[k] = _Fold(self._given[k]) if k in self._given else self._c.expr(self._observe[k])
+        return v
+
+
+_PARTS = ("selectors", "guards", "effect", "observed", "writes", "checks")
+
+
 class Compiled:
-    selectors: Fn
-    guards: Fn
-    effect: Fn
-    observed: Fn
-    writes: tuple[str, ...]
-    checks: Fn  # -> [(claim, requirement text, condition)] in the pre-state
+    """One action instance's functions of (backend, state): selectors, guards, effect (the
+    post-state's written keys -> values, `writes` those keys), observed and checks. Each is
+    generated from the definition and compiled the first time it is used: a breadth-first search
+    reads only the guards and the effect of every instance, a replay only those of the steps it
+    takes, so most observations and step checks are never generated (they were most of building
+    a small instance, paid once per ladder rung). The values are those the eager compilation gave."""
+
+    def __init__(self, u: Universe, act: LAction, thread: Elem, env: Env, pc: Func,
+                 reported: Mapping[str, int] | None) -> None:
+        self._u, self._act, self._thread, self._pc = u, act, thread, pc
+        self._env = env = {**env, **dict(act.consts), act.thread.name: thread}
+        self._c = c = Compiler(u, env)
+        self._given = given = dict(reported or {})
+        c.report_src = (dict(act.observe), given)
+        c.reported = _Observed(c, dict(act.observe), given)
+        assert isinstance(pc.dom, EnumDom)
+        self._tag = f"{act.role.name}.{act.at}.{act.kind}"
+        self._upd: dict[str, _Fold] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for a part not made yet: made once, then an ordinary attribute
+        if name not in _PARTS:
+            raise AttributeError(name)
+        val = getattr(self, f"_make_{name}")()
+        setattr(self, name, val)
+        return val
+
+    def _make_selectors(self) -> Fn:
+        sel = [(_text(lab, self._env), self._c.expr(x)) for lab, x in self._act.select]
+        return _build(f"def f(b, s):\n    return {_labelled(sel)}\n", self._tag)
+
+    def _make_guards(self) -> Fn:
+        guards = [(_text(lab, self._env), self._c.expr(x)) for lab, x in self._act.guard]
+        return _build(f"def f(b, s):\n    return {_labelled(guards)}\n", self._tag)
+
+    def _updates(self) -> dict[str, _Fold]:
+        if self._upd is None:
+            self._upd = self._fold_updates(self._c)
+        return self._upd
+
+    def _fold_updates(self, c: Compiler) -> dict[str, _Fold]:
+        """The step's writes (key -> folded value) in `c`'s target text."""
+        u, act, env = self._u, self._act, self._env
+        upd: dict[str, _Fold] = {}
+
+        def put(key: str, val: _Fold) -> None:
+            if key in upd:
+                raise ValueError(f"{self._tag}: {key} is written twice by one step")
+            upd[key] = val
+
+        for up in act.updates:
+            if isinstance(up, Every):
+                for x in u.elems(up.var.sort):
+                    c2 = c._child({**env, up.var.name: x})
+                    put(c2.key(up.target), c2.expr(lift(up.value), up.target.func.dom))
+            else:
+                target, value = up
+                put(c.key(target), c.expr(lift(value), target.func.dom))
+        if act.goto is not None:
+            put(u.key(self._pc, [self._thread]), c.expr(act.goto, self._pc.dom))
+        return upd
+
+    def python(self, index: dict[str, int], pins: Mapping[str, int], var: str = "t"
+               ) -> tuple[_Fold, dict[str, _Fold]]:
+        """The step as plain Python over the state tuple `var` (PyCompiler), `pins` folded as
+        literals: (its selectors and guards as one condition, its writes). The program counter
+        selector Action.selectors adds is not included (the caller's bucket tests it). What a
+        Backend reading of `selectors`, `guards` and `effect` gives, without compiling them."""
+        c = PyCompiler(self._u, self._env, index, pins, var)
+        c.report_src = self._c.report_src
+        c.reported = _Observed(c, dict(self._act.observe), self._given)
+        en = c._conn("and", [c.expr(x) for _, x in [*self._act.select, *self._act.guard]])
+        return en, self._fold_updates(c)
+
+    def _make_effect(self) -> Fn:
+        upd = self._updates()
+        return _build("def f(b, s):\n    return {" + ", ".join(f"{k!r}: {v.text()}" for k, v in upd.items())
+                      + "}\n", self._tag)
+
+    def _make_writes(self) -> tuple[str, ...]:
+        return tuple(self._updates())
+
+    def _make_observed(self) -> Fn:
+        obs = [(k, self._c.reported[k]) for k, _ in self._act.observe if k not in self._given]  # type: ignore[index]
+        return _build("def f(b, s):\n    return {" + ", ".join(f"{k!r}: {v.text()}" for k, v in obs) + "}\n",
+                      self._tag)
+
+    def _make_checks(self) -> Fn:
+        # a check's `Post(f(..))` is the value this step writes there (only checks may read Post:
+        # the guards' compiler has no post-state); step findings' conditions too, the properties
+        # that read them are told apart by name
+        c = self._c._child(self._env)
+        c.post = self._updates()
+        act, env = self._act, self._env
+        chk = "[" + ", ".join(f"({name!r}, {_text(why, env)!r}, {c.expr(x).text()})"
+                              for name, why, x in act.checks + act.finding_checks) + "]"
+        return _build(f"def f(b, s):\n    return {chk}\n", self._tag)
 
 
 def compile_instance(u: Universe, act: LAction, thread: Elem, env: Env, pc: Func,
                      reported: Mapping[str, int] | None = None) -> Compiled:
     """`reported`: observation key -> the value an event reported instead of the one the step
     computes (the checker's off-model instance, `Reported`): `Reported(key)` reads it and the
-    observation is not compared. None: the model's own step."""
-    env = {**env, **dict(act.consts), act.thread.name: thread}
-    c = Compiler(u, env)
-    given = dict(reported or {})
-    c.report_src = (dict(act.observe), given)
-    c.reported = {k: _Fold(given[k]) if k in given else c.expr(v) for k, v in act.observe}
-    assert isinstance(pc.dom, EnumDom)
-    tag = f"{act.role.name}.{act.at}.{act.kind}"
-    sel = [(_text(lab, env), c.expr(x)) for lab, x in act.select]
-    guards = [(_text(lab, env), c.expr(x)) for lab, x in act.guard]
-    upd: dict[str, _Fold] = {}
-
-    def put(key: str, val: _Fold) -> None:
-        if key in upd:
-            raise ValueError(f"{tag}: {key} is written twice by one step")
-        upd[key] = val
-
-    for up in act.updates:
-        if isinstance(up, Every):
-            for x in u.elems(up.var.sort):
-                c2 = Compiler(u, {**env, up.var.name: x})
-                c2.reported, c2.report_src = c.reported, c.report_src
-                put(c2.key(up.target), c2.expr(lift(up.value), up.target.func.dom))
-        else:
-            target, value = up
-            put(c.key(target), c.expr(lift(value), target.func.dom))
-    if act.goto is not None:
-        put(u.key(pc, [thread]), c.expr(act.goto, pc.dom))
-    obs = [(k, c.reported[k]) for k, _ in act.observe if k not in given]
-    c.post = upd  # a check's `Post(f(..))` is the value this step writes there
-    # step findings' conditions too: the properties that read them are told apart by name
-    chk = "[" + ", ".join(f"({name!r}, {_text(why, env)!r}, {c.expr(x).text()})"
-                          for name, why, x in act.checks + act.finding_checks) + "]"
-    return Compiled(
-        _build(f"def f(b, s):\n    return {_labelled(sel)}\n", tag),
-        _build(f"def f(b, s):\n    return {_labelled(guards)}\n", tag),
-        _build("def f(b, s):\n    return {" + ", ".join(f"{k!r}: {v.text()}" for k, v in upd.items())
-               + "}\n", tag),
-        _build("def f(b, s):\n    return {" + ", ".join(f"{k!r}: {v.text()}" for k, v in obs) + "}\n", tag),
-        tuple(upd),
-        _build(f"def f(b, s):\n    return {chk}\n", tag),
-    )
+    observation is not compared. None: the model's own step. The functions are made on first use
+    (`Compiled`)."""
+    return Compiled(u, act, thread, env, pc, reported)
 
 
 def reported_keys(act: LAction) -> tuple[str, ...]:

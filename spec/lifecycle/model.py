@@ -82,6 +82,6 @@ class LifecycleModel(Model):
 
             step = StepDef(act.role.name, act.at, act.kind, act.per, lambda p: static,
                            lambda b, s, t, p: comp.guards(b, s), lambda b, s, t, p: comp.effect(b, s),
-                           lambda b, s, t, p: comp.observed(b, s), act.source, other, act, comp.checks)
+                           lambda b, s, t, p: comp.observed(b, s), act.source, other, act, lambda b, s: comp.checks(b, s))
             got = self._off[(a.index, vals)] = Action(a.index, a.thread, step, a.params)
         return got
