@@ -391,6 +391,14 @@ def try_start(w: LWorker, c: int) -> bool:
 def dispatch(w: LWorker, k: int, a: int) -> None:
     lc = w.lc
     ident = (("id", k),)
+    batch = [True]
+
+    def gate() -> Args:
+        # WriteInterceptor's entry: the batching decision, before the enter hook's snapshot
+        batch[0] = not lc.gate(a)
+        return (("batch", batch[0]),)
+
+    w.step("dispatch_gate", (("agent", a), ("id", k)), gate)
 
     def write() -> Args:
         hits = [c for c in range(lc.contexts) if lc.instruments(c, a)]
@@ -400,7 +408,7 @@ def dispatch(w: LWorker, k: int, a: int) -> None:
             d.packets[c] = SPM_PACKET if lc.enabled[c] else EMPTY_PACKET
             lc.packet_map[c][k] = d.packets[c]
         lc.dispatches.append(d)
-        return (("batch", not lc.gate(a)), ("instrumented", sum(1 << c for c in hits)),
+        return (("batch", batch[0]), ("instrumented", sum(1 << c for c in hits)),
                 ("serialize", d.requested),
                 ("spm", sum(1 << c for c in hits if d.packets[c] == SPM_PACKET)))
 

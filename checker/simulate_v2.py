@@ -166,11 +166,12 @@ def generate_lifecycle(variant: str = "final", agents: int = 2, contexts: int = 
         named[r].add(t)
     acts: dict[tuple[str, str], list[Any]] = {}
     for ca in prog.actions:
-        acts.setdefault((ca.defn.role.name, ca.defn.at), []).append(ca)
+        if not ca.defn.shorthand:  # an older log's abbreviation, never generated
+            acts.setdefault((ca.defn.role.name, ca.defn.at), []).append(ca)
     sorts = {p.name: p.sort.name for ca in prog.actions for p in ca.defn.params if hasattr(p, "sort")}
     # the simulator's own bookkeeping of dispatch ids (opaque to the definition): written but not
     # submitted, per dispatch thread; submitted and not yet completed; being completed
-    mine: dict[str, str] = {}
+    mine: dict[str, tuple[str, str]] = {}  # dispatch thread -> (id, agent) gated, not yet submitted
     flight: list[str] = []
     exiting: dict[str, str] = {}
     registered: set[str] = set()
@@ -229,8 +230,8 @@ def generate_lifecycle(variant: str = "final", agents: int = 2, contexts: int = 
         yield " ".join([str(seq), t, ca.defn.kind, *_static(ca, env, rng), *obs])
         k = env.get("id")
         kind = ca.defn.kind
-        if kind == "dispatch_write":
-            mine[t] = k
+        if kind == "dispatch_gate":
+            mine[t] = (k, env["agent"])
             written += 1
         elif kind == "dispatch_submit":
             del mine[t]
@@ -269,18 +270,21 @@ def _shuffled(text: str, rng: random.Random) -> str:
 
 
 def _lc_bindings(a: Any, t: str, role: str, pc: str, cur_ctx: Any, agents: list[str], contexts: list[str],
-                 rng: random.Random, mine: dict[str, str], flight: list[str], exiting: dict[str, str],
+                 rng: random.Random, mine: dict[str, tuple[str, str]], flight: list[str], exiting: dict[str, str],
                  registered: set[str], written: int, salt: int, budget: int) -> list[dict[str, Any]]:
     """Parameter choices for one lifecycle step; the definition's selectors then keep the one the
     thread is working on (a tool's context) and its guards decide whether the step may fire."""
     env: dict[str, Any] = {a.defn.thread.name: t, **dict(a.defn.consts)}
     names = [p.name for p in a.defn.params]
     if role == "dispatch":
-        if a.defn.kind == "dispatch_write":
+        if a.defn.kind == "dispatch_gate":
             if written >= budget:
                 return []
             return [{**env, "id": f"{(written * 2654435761 + salt) & 0xffffffffff:x}", "agent": rng.choice(agents)}]
-        return [{**env, "id": mine[t]}] if t in mine else []
+        if t not in mine:
+            return []
+        k, agent = mine[t]
+        return [{**env, "id": k, "agent": agent}] if a.defn.kind == "dispatch_write" else [{**env, "id": k}]
     if role == "complete":
         if a.defn.kind == "completion_exit":
             return [{**env, "id": flight[rng.randrange(len(flight))]}] if flight else []

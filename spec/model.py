@@ -118,23 +118,35 @@ class Model:
 
     @cached_property
     def actions(self) -> list[Action]:
+        return self._instances(self.protocol.actions, 0)
+
+    @cached_property
+    def shorthand_actions(self) -> list[Action]:
+        """The definition's shorthands (spec.lang.shorthand) composed and instantiated like the
+        actions, numbered after them: events of older logs only, never a step of the model (not
+        among `actions`, so no prover, path or recorder takes one)."""
+        from .lang.shorthand import composed
+
+        return self._instances([composed(self.protocol, sh) for sh in self.protocol.shorthands], len(self.actions))
+
+    def _instances(self, acts: list[LAction], start: int) -> list[Action]:
         out: list[Action] = []
         u = self.universe
         for t in self.cfg.threads():
             role = role_of(t)
             pc = self.protocol.pc[role]
-            for act in self.protocol.actions:
-                if act.role.name != role:
-                    continue
-                for env in u.bindings(act):
-                    out.append(Action(len(out), t, _step(u, act, t, env, pc), legacy_params(act, env)))
+            for act in acts:
+                if act.role.name == role:
+                    for env in u.bindings(act):
+                        out.append(Action(start + len(out), t, _step(u, act, t, env, pc), legacy_params(act, env)))
         return out
 
     @cached_property
     def actions_by_key(self) -> dict[tuple[str, str, tuple[tuple[str, str], ...]], list[Action]]:
-        """(thread, kind, static args as strings) -> candidate actions; used by replay."""
+        """(thread, kind, static args as strings) -> candidate actions (the shorthands' after the
+        model's own: a shorthand is selected where its thread is at its label); used by replay."""
         idx: dict[tuple[str, str, tuple[tuple[str, str], ...]], list[Action]] = {}
-        for a in self.actions:
+        for a in self.actions + self.shorthand_actions:
             key = (a.thread, a.kind, tuple((k, str(v)) for k, v in a.static_args().items()))
             idx.setdefault(key, []).append(a)
         return idx

@@ -152,6 +152,57 @@ def test_divergence_codes(events: tuple[str, ...], code: str, line: int) -> None
     assert (r.verdict, r.code, r.line) == (Verdict.DIVERGED, code, line), r
 
 
+# ---- the gate at WriteInterceptor's entry, the enter hook's snapshot later (DIVERGENCES.md L1) ----
+GATE0 = "d0 dispatch_gate agent=0 id=0 batch=0"  # context 0 (all agents) is active: not batched
+LATE_WRITE0 = ("d0 dispatch_write agent=0 id=0 batch=0 instrumented=0 serialize=0 spm=0",  # no active context
+               "d0 dispatch_submit id=0 serialized=0")
+
+
+def test_stop_between_gate_and_write_is_accepted() -> None:
+    """WriteInterceptor decided at entry not to batch (context 0 active), a whole stop of context 0
+    ran, then the enter hook's snapshot found no active context: the code's order, accepted. The
+    same run logged without the gate event reads as gate-and-write at the snapshot (the shorthand
+    of older logs), where the decision can only be batch=1: the divergence L1 was."""
+    assert check(trace(*START0, GATE0, *STOP0, *LATE_WRITE0)).verdict is Verdict.ACCEPTED
+    r = check(trace(*START0, *STOP0, *LATE_WRITE0))
+    assert (r.verdict, r.code, r.line) == (Verdict.DIVERGED, "CHK202", len(START0) + len(STOP0) + 2), r
+    assert "observed batch=0 but the model gives batch=1" in (r.message or "")
+
+
+def test_start_between_gate_and_write_is_accepted() -> None:
+    """No context at the gate (batched), context 0 started before the snapshot: the batched write
+    is instrumented and serialized by it."""
+    events = ("d0 dispatch_gate agent=0 id=0 batch=1", *START0,
+              "d0 dispatch_write agent=0 id=0 batch=1 instrumented=1 serialize=1 spm=1", *DISPATCH0[1:])
+    assert check(trace(*events)).verdict is Verdict.ACCEPTED
+
+
+@pytest.mark.parametrize("write,code", [
+    ("d0 dispatch_write agent=1 id=0 batch=0 instrumented=1 serialize=1 spm=1", "CHK203"),  # another agent
+    ("d0 dispatch_write agent=0 id=1 batch=0 instrumented=1 serialize=1 spm=1", "CHK203"),  # another id
+    (GATE0, "CHK203"),  # a second gate before the write
+    ("d0 dispatch_write agent=0 id=0 batch=1 instrumented=1 serialize=1 spm=1", "CHK202"),  # not the gate's batch
+])
+def test_the_write_follows_its_own_gate(write: str, code: str) -> None:
+    r = check(trace(*START0, GATE0, write))
+    assert (r.verdict, r.code, r.line) == (Verdict.DIVERGED, code, len(START0) + 3), r
+
+
+def test_a_wrong_gate_decision_is_the_gate_claims() -> None:
+    """Context 0 collects on agent 1 only; a write on agent 0 decides at its gate not to batch.
+    process-wide-batching's gate (is_any_active) decides so: rejected by unrelated-queues-batched at
+    the gate's line. final's (is_active_on_agent) cannot: the observed decision diverges."""
+    start = ("t0 context_register ctx=0", "t0 set_agents_check ctx=0 agents=1 result=0", "t0 set_agents_write ctx=0",
+             *START0[1:3], "t0 spm_enable ctx=0 agents_mask=2", *START0[4:])
+    events = (*start, GATE0, *LATE_WRITE0)
+    r = check(trace(*events, head=header_for(LConfig(), "process-wide-batching")))
+    assert (r.verdict, r.code, r.prop, r.line) == (Verdict.VIOLATED, "CHK101", "unrelated-queues-batched",
+                                                   len(start) + 2), r
+    r = check(trace(*events))
+    assert (r.verdict, r.code, r.line) == (Verdict.DIVERGED, "CHK202", len(start) + 2), r
+    assert "observed batch=0 but the model gives batch=1" in (r.message or "")
+
+
 def test_queue_sync_picks_the_action_whose_guard_holds() -> None:
     # in flight while stopping: drained=0 is the timeout action; drained=1 is a wrong observation
     flight = (*START0, DISPATCH0[0], DISPATCH0[1], *STOP0[:2])
@@ -239,6 +290,8 @@ def test_inconclusive_mid_operation_but_in_flight_dispatch_is_fine() -> None:
     assert (r.verdict, r.code) == (Verdict.INCONCLUSIVE, "CHK301") and "t0 at 'spm_enable'" in r.message
     r = check(trace(*START0, DISPATCH0[0]))
     assert (r.verdict, r.code) == (Verdict.INCONCLUSIVE, "CHK301") and "d0 at 'hooked'" in r.message
+    r = check(trace(*START0, GATE0))
+    assert (r.verdict, r.code) == (Verdict.INCONCLUSIVE, "CHK301") and "d0 at 'gated'" in r.message
     r = check(trace(*START0, *DISPATCH0[:3]))
     assert (r.verdict, r.code) == (Verdict.INCONCLUSIVE, "CHK301") and "h0 at 'exited'" in r.message
     assert check(trace(*START0, *DISPATCH0[:2])).verdict is Verdict.ACCEPTED  # submitted, in flight

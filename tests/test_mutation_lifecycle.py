@@ -66,7 +66,7 @@ PARTIAL: dict[str, tuple[str, str]] = {
         "post_kernel_call never erases its packet; " + UNSEEN),
     "drop-update:complete:idle:completion_exit:2": ("in-flight-completion-delivered",
         "the delivery (kfd_stop + DISPATCH_END) is not counted; " + UNSEEN),
-    "drop-update:dispatch:idle:dispatch_write:5": ("no-unserialized-dispatch-while-enabled",
+    "drop-update:dispatch:gated:dispatch_write:5": ("no-unserialized-dispatch-while-enabled",
         "the enter hooks' serialize request is lost (the event still reports it; the submit that "
         "would show serialized=0 comes after the violation); " + UNSEEN),
     "drop-update:dispatch:hooked:dispatch_submit:3": ("serializer-mirrors-refcount",

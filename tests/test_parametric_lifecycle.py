@@ -173,7 +173,7 @@ def test_agreement_check_detects_a_wrong_transition() -> None:
     s = m.init_state()
     for thread, kind in (("t0", "context_register"), ("t0", "start_begin"), ("t0", "slot_publish"),
                          ("t0", "spm_enable"), ("t0", "spm_set_enabled"), ("t0", "marker_release"),
-                         ("d0", "dispatch_write"), ("d0", "dispatch_submit")):
+                         ("d0", "dispatch_gate"), ("d0", "dispatch_write"), ("d0", "dispatch_submit")):
         act = next(a for a in m.actions if a.thread == thread and a.kind == kind and a.enabled(CONCRETE, s))
         s = apply(m, CONCRETE, s, act)
     assert s["mp.0.0"] and s["st.0"] == 2

@@ -321,13 +321,23 @@ public:
         auto s = std::make_unique<session>();
         s->id = k;
         s->agent = a;
-        // gate and batching decision, computed at entry (is_active_on_agent / is_any_active)
-        bool active_here = false;
-        for (auto& slot : _slots) {
-            const context* ctx = slot.load();
-            if (ctx && (!_v.per_agent_gate || ctx->spm.collects_on(agent))) active_here = true;
+        // WriteInterceptor's entry: no_real_consumers / should_batch read the SPM gate once per
+        // write (is_active_on_agent, commit 4bbc5a8; is_any_active in 758072b), before any packet
+        // is processed. Its slot loads and the event share one atomic_section, so the event sits
+        // in the slots' modification order; a start's publish or a stop's clear can still fall
+        // between this and the enter hook's snapshot below (cpp/DIVERGENCES.md L1).
+        bool batch = true;
+        {
+            tr::atomic_section sec;
+            bool active_here = false;
+            for (auto& slot : _slots) {
+                const context* ctx = slot.load();
+                if (ctx && (!_v.per_agent_gate || ctx->spm.collects_on(agent))) active_here = true;
+            }
+            batch = !active_here;
+            tr::dispatch_gate(a, k, batch);
         }
-        const bool batch = !active_here;
+        pause_point();
         // registry write_interceptor loop: the newest registry client instruments the dispatch
         // with its own id as tag (the trace's `rt` = ids handed out)
         const auto newest = _newest_id.load();

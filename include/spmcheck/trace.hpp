@@ -60,7 +60,7 @@ enum class kind : std::uint8_t {
     context_register, add_callback, start_scan, start_begin, slot_publish, spm_enable,
     spm_set_enabled, marker_release, stop_begin, spm_clear_enabled, queue_sync, spm_disable,
     slot_clear, set_agents_check, set_agents_write, deactivate, profile_destroy, dispatch_write,
-    dispatch_submit, completion_exit, completion_signal,
+    dispatch_submit, completion_exit, completion_signal, dispatch_gate,
 };
 
 // 32 bytes: the buffer's cost is its memory traffic. The kind sits in the top byte of `tag`.
@@ -242,6 +242,9 @@ private:
             put(out, "serialize", (a[2] >> 1) & 1);
             put(out, "spm", static_cast<std::int64_t>(static_cast<std::uint64_t>(a[0]) >> 8));
             break;
+        case kind::dispatch_gate:
+            kname("dispatch_gate"); put(out, "agent", a[0]); put(out, "id", a[1]); put(out, "batch", a[2]);
+            break;
         case kind::dispatch_submit: kname("dispatch_submit"); put(out, "id", a[0]); put(out, "serialized", a[1]); break;
         case kind::completion_exit:
             kname("completion_exit"); put(out, "id", a[0]); put(out, "prescan", a[1]); put(out, "delivered", a[2]);
@@ -374,6 +377,9 @@ inline void deactivate(int ctx, int result) { detail::emit(kind::deactivate, ctx
 inline void profile_destroy(int ctx) { detail::emit(kind::profile_destroy, ctx); }
 // spm: the contexts whose pre_kernel_call built an SPMPacket (the rest of `instrumented` got the
 // EmptyAQLPacket fallback); packed above the agent (agents < 256, contexts < 56)
+// WriteInterceptor's entry: the batching decision (spm::is_active_on_agent / is_any_active), taken
+// with the slot loads it reads (inside atomic_section), before the enter hook's snapshot
+inline void dispatch_gate(int agent, int id, bool batch) { detail::emit(kind::dispatch_gate, agent, id, batch); }
 inline void dispatch_write(int agent, int id, bool batch, std::uint64_t instrumented, bool serialize,
                            std::uint64_t spm) {
     detail::emit(kind::dispatch_write, detail::agent_spm(agent, spm), id, detail::write_flags(batch, instrumented, serialize));
@@ -464,6 +470,7 @@ constexpr void set_agents_check(int, std::uint64_t, int) {}
 constexpr void set_agents_write(int) {}
 constexpr void deactivate(int, int) {}
 constexpr void profile_destroy(int) {}
+constexpr void dispatch_gate(int, int, bool) {}
 constexpr void dispatch_write(int, int, bool, std::uint64_t, bool, std::uint64_t) {}
 constexpr void dispatch_submit(int, bool) {}
 constexpr void completion_exit(int, bool, int) {}

@@ -64,7 +64,12 @@ def open_definition(proto: Protocol) -> Protocol:
     or cap: "the next dispatch index", "registry ids left in the model") reads as its stated
     replacement ("a dispatch not yet written"), since opaque ids have no index and a v2 header
     declares no cap. Counters the any-size reading abstracts (`Protocol.abstractions`) are kept
-    as stored, as the finite reading keeps them. A definition without either is returned as is."""
+    as stored, as the finite reading keeps them. The open world reads traces only, so the
+    definition's shorthands (spec.lang.shorthand: an older log's one event for two steps) are
+    composed into its actions first. A definition without any of these is returned as is."""
+    from .shorthand import trace_reading
+
+    proto = trace_reading(proto)
     if not proto.bounds and not any(a.any_size for a in proto.actions):
         return proto
     import dataclasses

@@ -434,6 +434,9 @@ class Action:
     # conditions of step findings (`Protocol.findings`), in this action's pre-state as `checks`;
     # kept apart from `checks` so a reading that does not know findings ignores them
     finding_checks: tuple[tuple[str, str, Expr], ...] = ()
+    # True for a step composed from a `Shorthand` (spec.lang.shorthand.compose): the trace
+    # readings take it, nothing generates it (the simulator skips it like the provers do)
+    shorthand: bool = False
 
     @property
     def per(self) -> str:
@@ -441,6 +444,22 @@ class Action:
         if any(isinstance(p, ScopeParam) for p in self.params) or self.consts:
             return "scope"
         return "agent" if any(isinstance(p, Var) for p in self.params) else ""
+
+
+@dataclass(frozen=True)
+class Shorthand:
+    """One event a trace may write for two consecutive steps of one thread that the definition
+    has split (a log written before the split has one event where the code has two points):
+    `second`'s kind at `first`'s label reads as step `first` immediately followed by step
+    `second`, nothing of another thread between them. Only the trace readings take it
+    (spec.lang.shorthand.trace_actions composes it from the two steps as they stand, so a
+    mutant's shorthand is the mutant's composition); the provers, the recorders and the
+    simulator never make it: the composed step is a path of the model, so it adds no behaviour."""
+
+    role: str
+    first: tuple[str, str]   # (label, event kind) of the first step
+    second: tuple[str, str]  # (label, event kind) of the second; its label is where `first` goes
+    source: str
 
 
 @dataclass(frozen=True)
@@ -487,6 +506,9 @@ class Protocol:
     # code's unbounded counter); finite readings read them as written. Sound for an invariant
     # that keeps the counter below the bound at every size (say so where one is declared).
     bounds: dict[int, Expr] = field(default_factory=dict)
+    # events an older trace writes for two steps of the model (see `Shorthand`); only the trace
+    # readings compose them (spec.lang.shorthand.trace_actions)
+    shorthands: list["Shorthand"] = field(default_factory=list)
 
     def func(self, name: str) -> Func:
         for f in self.funcs:
@@ -586,3 +608,7 @@ class Builder:
         assert all(isinstance(dict(act.static).get(k), Var) for k in act.implied), "implied keys name sort parameters"
         self.p.actions.append(act)
         return act
+
+    def shorthand(self, role: Sort, first: tuple[str, str], second: tuple[str, str], source: str) -> None:
+        """Declare that event kind `second[1]` at label `first[0]` reads as the two steps (`Shorthand`)."""
+        self.p.shorthands.append(Shorthand(role.name, first, second, source))

@@ -63,7 +63,8 @@ from .vocabulary import PACKET, PHASE, SLOT, LConfig
 
 TOOL_LABELS = ["idle", "scan_done", "publish", "spm_enable", "spm_set_enabled", "start_release",
                "spm_clear_enabled", "drain", "spm_disable", "slot_clear", "stop_release", "sa_write"]
-DISPATCH_LABELS = ["idle", "hooked"]
+# `gated` last: the labels before it keep the program-counter codes older stored paths name
+DISPATCH_LABELS = ["idle", "hooked", "gated"]
 COMPLETE_LABELS = ["idle", "exited"]
 LABELS.update({"tool": TOOL_LABELS, "dispatch": DISPATCH_LABELS, "complete": COMPLETE_LABELS})
 
@@ -135,6 +136,10 @@ class Lifecycle:
         # the dispatch and completion threads
         self.dpc = st("dpc", (D,), EnumDom("WriterPc", tuple(DISPATCH_LABELS)), "idle", "pc.{0}")
         self.dn = st("dn", (), IntDom(0, Card(K)), 0, "dn", "the next dispatch the writer takes")
+        # what WriteInterceptor decided at its entry, carried to the enter hook (the code's locals)
+        self.gk = st("gk", (D,), SortDom(K), 0, "gk.{0}", "the dispatch the writer's gate was for")
+        self.ga = st("ga", (D,), SortDom(A), 0, "ga.{0}", "the agent (queue) the writer's gate was for")
+        self.gb = st("gb", (D,), BOOL, False, "gb.{0}", "the gate's decision: the write stays batched")
         self.hpc = st("hpc", (H,), EnumDom("HandlerPc", tuple(COMPLETE_LABELS)), "idle", "pc.{0}")
         self.hk = st("hk", (), SortDom(K), 0, "hk", "the dispatch the handler completes")
         # dispatches
@@ -155,7 +160,7 @@ class Lifecycle:
         b.lay((self.reg, self.slot, self.en, self.mk, self.prof, self.hd_all, self.ag, self.hd))
         b.lay((self.tpc, self.cx, self.was, self.sc, self.sa))
         b.lay((self.ds,))  # over (tool, dispatch): its own group (a group iterates its arguments jointly)
-        b.lay((self.dpc,), (self.dn,), (self.hpc,), (self.hk,))
+        b.lay((self.dpc,), (self.dn,), (self.gk, self.ga, self.gb), (self.hpc,), (self.hk,))
         b.lay((self.st, self.da, self.rq, self.sz, self.ks, self.rt, self.pk, self.mp, self.ze))
         b.p.pc = {"tool": self.tpc, "dispatch": self.dpc, "complete": self.hpc}
         # counters the any-size reading reads through what they count (Protocol.abstractions):
@@ -472,8 +477,25 @@ def _dispatch(m: Lifecycle, v: LVariant) -> None:
     nxt_label = "dispatch {id} is the next one"
     nxt = ((nxt_label, m.dn() == k),)
     ins = m.instruments(v, c, a)
+    gate_name = "is_active_on_agent" if v.per_agent_gate else "is_any_active"
+    # WriteInterceptor decides at its entry whether the write is batched (no_real_consumers and
+    # should_batch read the SPM gate), and its enter hook snapshots the active slots only later,
+    # per packet: a start's CAS publish or a stop's slot clear can fall between the two. So the
+    # gate is its own step, keeping the decision in the thread's locals (gk, ga, gb) for the
+    # write to report (cpp/DIVERGENCES.md L1)
     batch = Not(m.gate(v, a))
-    b.action(R, "idle", "dispatch_write", t, params=(k, a), static={"agent": a, "id": k}, select=nxt,
+    b.action(R, "idle", "dispatch_gate", t, params=(k, a), static={"agent": a, "id": k}, select=nxt,
+             any_size={nxt_label: m.st(k) == "none"},
+             updates=((m.gk(t), k), (m.ga(t), a), (m.gb(t), batch)), goto="gated",
+             observe={"batch": batch},
+             checks=((GATE, "a write on agent {agent}, which no published SPM context collects on, keeps "
+                      "batching", Implies(Not(m.related(a)), batch)),),
+             source=f"WriteInterceptor entry: no_real_consumers / should_batch read spm::{gate_name}(agent) "
+             "once per write, before the packets are processed (digest §2.4, §2.10; " +
+             ("commit 4bbc5a8, queue.cpp#L446-L450" if v.per_agent_gate else "#8887 at 758072b, queue.cpp#L318-L322")
+             + ")")
+    b.action(R, "gated", "dispatch_write", t, params=(k, a), static={"agent": a, "id": k},
+             select=nxt + (("{t} gated dispatch {id} on agent {agent}", And(m.gk(t) == k, m.ga(t) == a)),),
              any_size={nxt_label: m.st(k) == "none"},
              updates=((m.da(k), a), (m.st(k), "hooked"), (m.rt(k), m.ids()),
                       # pre_kernel_call: enabled -> SPMPacket, else the EmptyAQLPacket fallback; both
@@ -485,19 +507,20 @@ def _dispatch(m: Lifecycle, v: LVariant) -> None:
                       Every(c, m.pk(k, c), Ite(ins, Ite(Reported("spm", c), "spm", "empty"), "none")),
                       Every(c, m.mp(k, c), ins), (m.rq(k), Exists(c, ins))),
              goto="hooked",
-             observe={"batch": batch, "instrumented": Mask(c, ins), "serialize": Exists(c, ins),
+             observe={"batch": m.gb(t), "instrumented": Mask(c, ins), "serialize": Exists(c, ins),
                       "spm": Mask(c, And(ins, m.en(c)))},
              # the claim reads the observation's own expression (no mutation operator touches one)
              checks=((P3, "the enter hooks request serialization for dispatch {id} on agent {agent}, whose "
                       "serializer is (or will be created) ENABLED", Implies(m.ser_on(a), Post(m.rq(k)))),
                      (P7, "dispatch {id} on agent {agent} is instrumented only by contexts collecting on "
-                      "agent {agent}", Forall(c, Implies(Post(m.pk(k, c)) != "none", m.collects_on(c, a)))),
-                     (GATE, "a write on agent {agent}, which no published SPM context collects on, keeps "
-                      "batching", Implies(Not(m.related(a)), batch))),
-             source="WriteInterceptor: gate (" + ("is_active_on_agent" if v.per_agent_gate else "is_any_active") +
-             "), registry write_interceptor loop, SPM enter hook over active contexts" +
+                      "agent {agent}", Forall(c, Implies(Post(m.pk(k, c)) != "none", m.collects_on(c, a))))),
+             source="WriteInterceptor: registry write_interceptor loop, SPM enter hook over get_active_contexts()" +
              (" with collects_on(agent)" if v.scoped else " (no collects_on, v1 hooks)") +
-             ", pre_kernel_call; digest §2.4, §2.5")
+             ", pre_kernel_call; the batching decided at the entry (gb); digest §2.4, §2.5")
+    # logs written before the gate had its own event (format v1 corpus, v2 logs of older writers)
+    b.shorthand(R, ("idle", "dispatch_gate"), ("gated", "dispatch_write"),
+                "a dispatch_write with no dispatch_gate of its thread before it: the gate at the same instant "
+                "(traces/FORMAT.md)")
 
     # serializer(queue): create the agent's entry from the refcount if missing (atomic under R(rc)
     # in the final core), then kernel_dispatch; async_started() +1

@@ -24,11 +24,13 @@ AtomFn = Callable[[Backend, State], Term]
 def atoms(m: Model) -> list[tuple[str, AtomFn]]:
     cfg: LConfig = m.cfg  # type: ignore[assignment]
     out: list[tuple[str, AtomFn]] = []
-    skip_ints = {"pc.", "cx.", "hk", "dn"}
+    skip_ints = {"pc.", "cx.", "hk", "dn", "gk.", "ga."}
     # the drain ghosts (ds: phases when a drain began, ze: a completion emptied its queue) only
     # enable queue_sync; no claim reads them, and their atoms tripled the rounds Houdini needs
-    # (7054 candidates, budget exhausted) -- an invariant over the rest holds whatever they are
-    ghosts = ("ds.", "ze.")
+    # (7054 candidates, budget exhausted) -- an invariant over the rest holds whatever they are.
+    # The gate's decision (gb) is reported by the write and read by no claim either (the gate's
+    # claim is judged where it is decided)
+    ghosts = ("ds.", "ze.", "gb.")
     for d in m.vars:
         if d.name.startswith(ghosts):
             continue
@@ -46,9 +48,10 @@ def atoms(m: Model) -> list[tuple[str, AtomFn]]:
             for c in range(cfg.contexts):
                 out.append((f"{t}@{lab}#{c}",
                             lambda b, s, t=t, pc=pc, c=c: b.And(s[f"pc.{t}"] == pc, s[f"cx.{t}"] == c)))
-    hooked, exited = pc_of("dispatch", "hooked"), pc_of("complete", "exited")
+    hooked, gated, exited = pc_of("dispatch", "hooked"), pc_of("dispatch", "gated"), pc_of("complete", "exited")
     for k in range(cfg.dispatches):
         out.append((f"d0@hooked#{k}", lambda b, s, k=k: b.And(s["pc.d0"] == hooked, s["dn"] == k)))
+        out.append((f"d0@gated#{k}", lambda b, s, k=k: b.And(s["pc.d0"] == gated, s["dn"] == k)))
         out.append((f"h0@exited#{k}", lambda b, s, k=k: b.And(s["pc.h0"] == exited, s["hk"] == k)))
         out.append((f"dn>{k}", lambda b, s, k=k: s["dn"] > k))
     return out
@@ -133,6 +136,9 @@ def counting(m: Model) -> list[Candidate]:
                     b.And(s[f"pc.{t}"] == pc_of("tool", lab), s[f"cx.{t}"] == c), holds_scope(b, s, c))))
     out.append(Candidate("d0 hooked -> dn < N", lambda b, s: b.Implies(
         s["pc.d0"] == pc_of("dispatch", "hooked"), s["dn"] < cfg.dispatches)))
+    # the gate took the next dispatch: its write can follow (P5's no-stuck-threads needs it)
+    out.append(Candidate("d0 gated -> gk.d0 == dn < N", lambda b, s: b.Implies(
+        s["pc.d0"] == pc_of("dispatch", "gated"), b.And(s["gk.d0"] == s["dn"], s["dn"] < cfg.dispatches))))
     for t in tools:
         out.append(Candidate(f"{t} holds mutex iff at sa_write", lambda b, s, t=t: (s["mtx"] == int(t[1:]) + 1) == (
             s[f"pc.{t}"] == pc_of("tool", "sa_write"))))

@@ -21,8 +21,8 @@ LOCK_CHAINS: dict[str, tuple[tuple[str, ...], ...]] = {
     "context_register": (("registry",),),
     # lock-free or holding only what an earlier step took: CAS publish, the write half of
     # set_dispatch_agents (mutex taken by set_agents_check), the scan of conflict-scan-unlocked,
-    # the tool-side profile destroy
-    "slot_publish": (), "set_agents_write": (), "start_scan": (), "profile_destroy": (),
+    # the tool-side profile destroy, WriteInterceptor's gate (atomic slot loads, digest §2.10)
+    "slot_publish": (), "set_agents_write": (), "start_scan": (), "profile_destroy": (), "dispatch_gate": (),
 }
 
 

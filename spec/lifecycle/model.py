@@ -6,7 +6,6 @@ spec.model.Model does for the core: nothing here restates a guard or an update.
 """
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any, Mapping
 
 from ..lang.finite import Universe, compile_instance, reported_keys, static_of
@@ -34,19 +33,19 @@ class LifecycleModel(Model):
         self._made: dict[int, tuple[LAction, dict[str, Any]]] = {}  # action index -> (definition, env)
         self._off: dict[tuple[int, tuple[tuple[str, int], ...]], Action] = {}
 
-    @cached_property
-    def actions(self) -> list[Action]:
+    def _instances(self, acts: list[LAction], start: int) -> list[Action]:
         out: list[Action] = []
         u = self.universe
         for t in self.cfg.threads():
             role = ROLE_OF_PREFIX[t[0]]
             pc = self.protocol.pc[role]
-            for act in self.protocol.actions:
+            for act in acts:
                 if act.role.name != role:
                     continue
                 for env in u.bindings(act):
-                    self._made[len(out)] = (act, env)
-                    out.append(Action(len(out), t, _step(u, act, t, env, pc), legacy_params(act, env)))
+                    i = start + len(out)
+                    self._made[i] = (act, env)
+                    out.append(Action(i, t, _step(u, act, t, env, pc), legacy_params(act, env)))
         return out
 
     def select(self, thread: str, kind: str, args: Mapping[str, str]) -> list[Action]:

@@ -29,7 +29,7 @@ import z3
 from ..lifecycle.variants import LVariant
 from .encoding import Agent, PState, exists, forall
 from .lifecycle_encoding import (
-    D_EXITED, D_HOOKED, D_NONE, FREE, P_NONE, PUBLISHED, RESERVED, Ctx, Dispatch, Tool, count, d_at, empty, exited, h_at,
+    D0, D_EXITED, D_HOOKED, D_NONE, FREE, P_NONE, PUBLISHED, RESERVED, Ctx, Dispatch, Tool, count, d_at, empty, exited, h_at,
     intersects, tool_at,
 )
 
@@ -135,6 +135,9 @@ def conjuncts(v: LVariant) -> list[LConjunct]:
     add("d0 at hooked -> some dispatch hooked", "ctl", lambda s: z3.Implies(
         d_at(s, "hooked"), exists(Dispatch, lambda k: s.st(k) == D_HOOKED)),
         "WriteInterceptor: hooks a dispatch, then submits it (the dispatch thread's step is enabled)")
+    add("d0 at gated -> its gated dispatch unwritten", "ctl", lambda s: z3.Implies(
+        d_at(s, "gated"), s.st(s.gk(D0)) == D_NONE),
+        "WriteInterceptor: the gate at entry, then the enter hook writes that dispatch (the write is enabled)")
     add("h0 at exited -> its dispatch exited", "ctl", h0_exited,
         "completion handler: exit hooks, then async_complete (its signal completes that dispatch)")
     add("no busy tool while the mutex is held", "ctl", lambda s: forall(Tool, lambda t: forall(

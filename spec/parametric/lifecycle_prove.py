@@ -473,8 +473,9 @@ def lock_graph(v: LVariant, acts: list[LAction]) -> Check:
 def no_stuck(variant: str, acts: list[LAction], inv: Sequence[LConjunct], timeout: float) -> Check:
     """Dynamic half of P5 (properties.no_stuck_threads): no state of the invariant has a thread
     inside an operation while every such thread is blocked. A tool inside works on cx(t), d0 on
-    a hooked dispatch, h0 on hk (the steps' selectors), so each thread's moves are a finite
-    disjunction (d0's over the dispatch it may submit)."""
+    the dispatch and agent it gated or a hooked dispatch, h0 on hk (the steps' selectors), so each
+    thread's moves are a finite disjunction (d0's over the dispatch and agent it may write or
+    submit: both quantified, a step inside may name either)."""
     def can_move(s: PState, role: str, t: z3.ExprRef | None) -> z3.BoolRef:
         opts = []
         for pa in acts:
@@ -482,12 +483,12 @@ def no_stuck(variant: str, acts: list[LAction], inv: Sequence[LConjunct], timeou
                 continue
             tt = t if t is not None else z3.Const("t!mv", Tool)
 
-            def enabled(k: z3.ExprRef, pa: LAction = pa, tt: z3.ExprRef = tt) -> z3.BoolRef:
-                p = LParams(tt, s.cx(tt), z3.Const("a!mv", Agent), k, lambda x: z3.BoolVal(False), "mv",
-                            z3.BoolVal(True))
+            def enabled(k: z3.ExprRef, a: z3.ExprRef, pa: LAction = pa, tt: z3.ExprRef = tt) -> z3.BoolRef:
+                p = LParams(tt, s.cx(tt), a, k, lambda x: z3.BoolVal(False), "mv", z3.BoolVal(True))
                 return pa.fire(s, p).enabled()  # a scope's side condition never guards a step inside
 
-            opts.append(exists(Dispatch, enabled) if role == "dispatch" else enabled(s.hk()))
+            opts.append(exists(Dispatch, lambda k, en=enabled: exists(Agent, lambda a: en(k, a))) if role == "dispatch"
+                        else enabled(s.hk(), z3.Const("a!mv", Agent)))
         return z3.Or(*opts) if opts else z3.BoolVal(False)
 
     def build(b: LBounded | None) -> tuple[list[z3.BoolRef], Callable[[z3.ModelRef], Cti]]:

@@ -53,13 +53,13 @@ LSTATUS: dict[tuple[str, str], str] = {
     ('conflict-scan-unlocked', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.scan_done.start_begin; violation confirmed by a concrete trace',
     ('unscoped-hooks', 'agent-scoping'): 'bounded only: parametric check fails: implies-property:t.spm_enable.spm_enable; violation confirmed by a concrete trace',
     ('positive-tags', 'tags-disjoint'): 'bounded only: parametric check fails: implies-property; violation confirmed by a concrete trace',
-    ('process-wide-batching', 'unrelated-queues-batched'): 'bounded only: parametric check fails: implies-property:d.idle.dispatch_write; violation confirmed by a concrete trace',
+    ('process-wide-batching', 'unrelated-queues-batched'): 'bounded only: parametric check fails: implies-property:d.idle.dispatch_gate; violation confirmed by a concrete trace',
     ('publish-after-unlock', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.idle.start_begin; violation confirmed by a concrete trace',
     ('slot-cleared-first', 'no-unserialized-dispatch-while-enabled'): 'bounded only: parametric check fails: consecution:t.idle.stop_begin; violation confirmed by a concrete trace',
     ('unconditional-stop-disable', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.idle.start_begin; violation confirmed by a concrete trace',
     ('set-agents-race', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.idle.set_agents_check; violation confirmed by a concrete trace',
     ('pr-758072b', 'spm-contexts-disjoint'): 'bounded only: parametric check fails: consecution:t.idle.start_begin; violation confirmed by a concrete trace',
-    ('pr-758072b', 'unrelated-queues-batched'): 'bounded only: parametric check fails: implies-property:d.idle.dispatch_write; violation confirmed by a concrete trace',
+    ('pr-758072b', 'unrelated-queues-batched'): 'bounded only: parametric check fails: implies-property:d.idle.dispatch_gate; violation confirmed by a concrete trace',
     ('pr-758072b', 'tags-disjoint'): 'bounded only: parametric check fails: implies-property; violation confirmed by a concrete trace',
 }
 
