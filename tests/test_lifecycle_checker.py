@@ -431,37 +431,3 @@ def test_core_property_outside_its_scenario_is_a_note() -> None:
     # with --findings-fail the first note is the verdict: the deactivate finding, one line earlier
     r = check(trace(*events, head=header_for(LConfig(deactivate=True), "final")), findings_fail=True)
     assert (r.verdict, r.prop, r.line) == (Verdict.VIOLATED, "deactivate-releases-references", 8)
-
-
-def test_each_property_reusing_its_last_evaluation_changes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """replay.Engine._prop reuses a state property's last evaluation while the variables it read
-    are unchanged; the results (verdicts, lines, codes, messages, findings, evidence) must be those
-    of evaluating every property afresh, on the lifecycle and core v1 corpus and on walks of four
-    lifecycle variants (the v1 core path is first tried on v1fast: its fallbacks replay here). It
-    fails if the reuse ignores the values read, or compares only the first or last three of them."""
-    from pathlib import Path
-
-    from spmcheck.checker import replay
-
-    texts = [p.read_text() for p in sorted((Path(__file__).parent.parent / "traces").glob("*.log"))
-             if p.read_text().startswith("spmcheck-trace v1")]
-    cfg = LConfig(agents=2, contexts=2, tools=2, dispatches=3)
-    for v in ("final", "exit-over-active", "set-agents-race", "unscoped-hooks"):
-        events = [render_event(e) for e in walk(LifecycleModel(cfg, v), 200, 7)]
-        texts.append("\n".join([header_for(cfg, v), *events]) + "\n")
-    assert len(texts) >= 25
-    # engines (and their memos) are shared across files: each pass starts with its own
-    monkeypatch.setattr(replay, "_ENGINES", {})
-    got = [check_stream(io.BytesIO(t.encode()), "t.log") for t in texts]
-    reuse = replay.Engine._prop
-
-    def fresh(self: replay.Engine, p: object, st: list[object]) -> tuple[bool, tuple[str, ...]]:
-        self.last.clear()  # nothing to reuse: every property evaluated on this state
-        return reuse(self, p, st)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(replay.Engine, "_prop", fresh)
-    monkeypatch.setattr(replay, "_ENGINES", {})
-    ref = [check_stream(io.BytesIO(t.encode()), "t.log") for t in texts]
-    assert got == ref
-    assert {r.verdict for r in ref} >= {Verdict.ACCEPTED, Verdict.VIOLATED}
-    assert any(r.findings for r in ref)
