@@ -179,9 +179,6 @@ class Engine:
         # event text (after the sequence number) -> [(projection, {projected values: Step}, indices)]
         self.memo: dict[str, list[tuple[Callable[[list[object]], object], dict[object, Step], tuple[int, ...]]]] = {}
         self.prop_memo: list[tuple[Callable[[list[object]], object], dict[object, object], tuple[int, ...]]] = []
-        # id of a property (the engine holds it) -> (projection on what it read, those values, its truth, its reads): `_prop`
-        self.last: dict[int, tuple[Callable[[list[object]], object], object, bool, tuple[str, ...]]] = {}
-        self._rec: _Reads | None = None  # the state as a recording dict, built once per check_state
         self.size = 0
 
     def init_state(self) -> list[object]:
@@ -226,48 +223,20 @@ class Engine:
             out = table.get(get(st))
             if out is not None:
                 return out  # type: ignore[no-any-return]
-        # the memo above keys on everything the properties read together, which a lifecycle state
-        # rarely repeats (~140 variables); one property's reads change far less often, so each is
-        # first looked up in its own last evaluation (`_prop`), and only the changed ones evaluated
-        self._rec = None
-        read: list[str] = []
+        rec = _Reads(dict(zip(self.names, st)))
         res: Outcome = _CLEAN
         for p in self.state_props:
-            ok, r = self._prop(p, st)
-            read += r
-            if not ok:
+            mark = len(rec.read)
+            if not p.state(CONCRETE, rec, self.model):  # type: ignore[misc]
                 res = (Failure(Verdict.VIOLATED, "CHK101", f"property {p.name} fails: {p.summary}",
-                               p.name, r), ())
+                               p.name, tuple(rec.read[mark:])), ())
                 break
         else:
-            bad = []
-            for p in self.finding_state:
-                ok, r = self._prop(p, st)
-                read += r
-                if not ok:
-                    bad.append(p.name)
+            bad = tuple(p.name for p in self.finding_state if not p.state(CONCRETE, rec, self.model))  # type: ignore[misc]
             if bad:
-                res = (None, tuple(bad))
-        self._store(self.prop_memo, read, st, res)
+                res = (None, bad)
+        self._store(self.prop_memo, rec.read, st, res)
         return res
-
-    def _prop(self, p: Property, st: list[object]) -> tuple[bool, tuple[str, ...]]:
-        """Property p's truth in st and the variables it read, in the order it read them. The
-        evaluation is deterministic (the memo's argument): a state that agrees with p's last
-        evaluated state on the variables p read then takes the same path and gets the same result
-        and reads, so that evaluation is reused; else p is evaluated on st and becomes the last."""
-        last = self.last.get(id(p))
-        if last is not None and last[0](st) == last[1]:
-            return last[2], last[3]
-        rec = self._rec
-        if rec is None:
-            rec = self._rec = _Reads(dict(zip(self.names, st)))
-        mark = len(rec.read)
-        ok = bool(p.state(CONCRETE, rec, self.model))  # type: ignore[misc]
-        reads = tuple(rec.read[mark:])
-        _, get = self._getter(list(reads))
-        self.last[id(p)] = (get, get(st), ok, reads)
-        return ok, reads
 
     def options(self, s: dict[str, object], t: str) -> str:
         """What thread t could do in state s (for divergence messages)."""
