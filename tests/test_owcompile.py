@@ -177,6 +177,39 @@ def test_damaged_runs() -> None:
     assert {Verdict.MALFORMED, Verdict.DIVERGED, Verdict.INCONCLUSIVE} <= verdicts, verdicts
 
 
+TAIL_DAMAGE = [  # line -> damaged line(s), each one the general path words or takes differently
+    lambda w: [" ".join(w + [w[-1]])] if len(w) > 3 else [" ".join(w)],  # a key given twice
+    lambda w: [" ".join(["0" + w[0], *w[1:]])],  # the number with a leading zero
+    lambda w: [],  # a gap
+    lambda w: [" ".join(w)] * 2,  # a repeated number
+    lambda w: [" ".join(w) + " "], lambda w: [" " + " ".join(w)],  # a space at either end
+    lambda w: ["\t".join(w)], lambda w: ["  ".join(w)],  # other separators
+    lambda w: ["# a comment", "", " ".join(w)],
+    lambda w: [f"{w[0]} run_end"],  # an end marker, then more events
+    lambda w: [" ".join(w + ["k=caf\u00e9"])], lambda w: [" ".join(w + ["\u00e9t\u00e9=1"])],  # non-ASCII
+    lambda w: [" ".join(w + ["=1"])], lambda w: [" ".join(w + ["k="])], lambda w: [" ".join(w + ["k"])],
+    lambda w: [" ".join(w + ["1k=2"])], lambda w: [" ".join(w + ["k=a=b"])],  # keys parse_fast refuses / takes
+    lambda w: [" ".join(w[:2])],  # too few words
+    lambda w: [" ".join(["\u0661", *w[1:]])],  # a digit that is not ASCII
+]
+
+
+def test_damage_after_the_verdict() -> None:
+    """The lines after a rejected run's failing line take owfast._tail (no keys or values built);
+    every kind of damage there must give what the interpreter's general path gives."""
+    rng = random.Random(5)
+    base = [list(generate("stale-lookup", 3, 2, 3, 600, seed=s)) for s in range(3)]
+    seen: set[str] = set()
+    for k in range(3 * len(TAIL_DAMAGE)):
+        lines = list(base[k % 3])
+        i = rng.randrange(60, len(lines) - 1)  # past the failing line (about line 30)
+        lines[i:i + 1] = TAIL_DAMAGE[k % len(TAIL_DAMAGE)](lines[i].split(" "))
+        res = both(("\n".join(lines) + "\n").encode())
+        seen.update(p.code for p in res.problems)
+    # the damage reaches the tail's problems (the comparison is the test; this checks its reach)
+    assert {"TRC005", "TRC011", "TRC020"} <= seen, seen
+
+
 def test_large_blocks_and_long_lines() -> None:
     lines = list(generate("final", 8, 8, 24, 6000, seed=2))
     text = "\n".join(lines) + "\n"

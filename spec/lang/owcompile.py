@@ -741,6 +741,10 @@ class Program:
             gen = Gen(proto)
             gen.windows = dict(prev)
             src, actions = self._generate(gen)
+            if gen.windows == prev:
+                # nothing asked for a window set the pass did not know: a second pass, given the
+                # same sets, would generate the same text (most definitions ask for none)
+                break
         assert gen is not None
         self.gen = gen
         self.source = src
