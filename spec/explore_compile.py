@@ -333,13 +333,42 @@ def _dispatch(arms: list[tuple[int, list[str]]], ind: str) -> list[str]:
             + [f"{ind}else:"] + _dispatch(arms[mid:], ind + "    "))
 
 
+def _never_written(model: Model) -> dict[str, object]:
+    """The variables no step at this size writes, with their initial values: those of a state
+    function that no action of a role with threads here updates (read off the definition's
+    `updates`; a program counter is written by `goto` and is kept). With no lookup thread, say,
+    no serializer entry is ever created, so a claim about entries folds to a constant."""
+    from itertools import product
+
+    from .lang.syntax import Every
+
+    proto, u = getattr(model, "protocol", None), getattr(model, "universe", None)
+    if proto is None or u is None:
+        return {}
+    written: set[str] = {f.name for f in proto.pc.values()}
+    for act in proto.actions:
+        if u.elems(act.role):
+            written.update((upd.target if isinstance(upd, Every) else upd[0]).func.name for upd in act.updates)
+    names = set(model.var_names)
+    out: dict[str, object] = {}
+    for f in proto.funcs:
+        if f.name in written:
+            continue
+        for args in product(*(u.elems(a) for a in f.args)):
+            d = u.decl(f, tuple(args))
+            if d.name in names:
+                out[d.name] = d.init
+    return out
+
+
 def constant_target(model: Model, bad: Callable[[Any, dict], object] | None,
                     step: tuple[Callable[[Action], bool], Callable[[Any, dict, Action], object]] | None
                     ) -> bool | None:
     """A state or step target read at this size without a state: False when it folds to the
     constant False (no state, or no watched step from any state, shows it), else None. A state
     target is read before any step is compiled (only the variables' names are needed)."""
-    sym = {n: T(f"t[{i}]") for i, n in enumerate(model.var_names)}
+    sym: dict[str, object] = {n: T(f"t[{i}]") for i, n in enumerate(model.var_names)}
+    sym.update(_never_written(model))
     try:
         if bad is not None:
             x = bad(PY, sym)

@@ -142,3 +142,38 @@ def test_compiled_and_generic_search_return_the_same_path(variant: str, prop: st
     fast, slow = bfs(m, **tg, reduce=False), bfs(m, **tg, explorer=Explorer(m))
     assert fast.status == slow.status == "found"
     assert [a.index for a in fast.path] == [a.index for a in slow.path] and fast.states == slow.states
+
+
+@pytest.mark.parametrize("sizes,variant", [((1, 2, 0), "apply-after-unlock"), ((2, 1, 0), "final"),
+                                           ((1, 0, 2), "stale-lookup")])
+def test_never_written_variables_stay_at_their_initial_value(sizes: tuple[int, int, int], variant: str) -> None:
+    """The ladder folds a target with the variables no step at the size writes (read off the
+    definition's updates): random walks at that size never change them, and with no lookup
+    thread no serializer entry exists, so P1/P2 fold to False there (the rung is skipped)."""
+    import random
+
+    from spmcheck.spec.backend import CONCRETE
+    from spmcheck.spec.explore_compile import _never_written, constant_target
+    from spmcheck.spec.model import Model
+    from spmcheck.spec.properties import PROPERTIES
+    from spmcheck.spec.prove import bfs_violation
+    from spmcheck.spec.vocabulary import Config
+
+    m = Model(Config(*sizes), variant)
+    fixed = _never_written(m)
+    rng = random.Random(7)
+    for _ in range(20):
+        s = dict(m.init_state())
+        for _ in range(300):
+            en = [a for a in m.actions if all(v for _, v in a.selectors(CONCRETE, s)) and
+                  all(v for _, v in a.guards(CONCRETE, s))]
+            if not en:
+                break
+            s.update(rng.choice(en).effect(CONCRETE, s))
+            assert all(s[n] == v for n, v in fixed.items()), {n: s[n] for n in fixed if s[n] != fixed[n]}
+    if sizes[2] == 0:
+        assert any(n.startswith("ser.ex.") for n in fixed), fixed
+        for p in ("serializer-mirrors-refcount", "creation-consistent"):
+            t = bfs_violation(PROPERTIES[p])(m)
+            assert constant_target(m, t.get("bad_state"), t.get("bad_step")) is False
+    assert _never_written(Model(Config(1, 2, 1), variant)) == {}
