@@ -77,9 +77,9 @@ class LockGraph:
         return g
 
     def cycles(self) -> list[list[str]]:
-        import networkx as nx
+        from spmcheck.spec.lockgraph import sorted_cycles
 
-        return [list(c) for c in nx.simple_cycles(self._nx())]
+        return [list(c) for c in sorted_cycles(self._nx())]
 
     def to_dot(self) -> str:
         """DOT text; edges on a cycle are red. Written by hand: pydot/pygraphviz are not needed."""

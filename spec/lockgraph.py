@@ -62,5 +62,17 @@ def explore_edges(variant: str, cfg: Config = Config(1, 1, 1), cap: int = 200_00
                 todo.append(n)
     g = nx.DiGraph()
     g.add_edges_from(edges)
-    cycles = tuple(tuple(c) for c in nx.simple_cycles(g))
-    return LockGraph(variant, tuple(edges.values()), cycles, len(seen))
+    return LockGraph(variant, tuple(edges.values()), sorted_cycles(g), len(seen))
+
+
+def sorted_cycles(g: "nx.DiGraph") -> tuple[tuple[str, ...], ...]:
+    """Every simple cycle once, rotated to start at its least lock, in sorted order. networkx
+    starts a cycle where the node order puts it, and that order follows set iteration, which
+    varies with the hash seed: without this a report names the same cycle differently per run."""
+    import networkx as nx
+
+    out = []
+    for c in nx.simple_cycles(g):
+        i = c.index(min(c))
+        out.append(tuple(c[i:] + c[:i]))
+    return tuple(sorted(out))

@@ -43,9 +43,11 @@ def static_lifecycle(variant: str) -> Graph:
 def dynamic(edges: Sequence[tuple[str, str, str]], title: str) -> Graph:
     import networkx as nx
 
+    from spmcheck.spec.lockgraph import sorted_cycles
+
     dg = nx.DiGraph()
     dg.add_edges_from((a, b) for a, b, _ in edges)
-    return Graph(title, tuple(edges), tuple(tuple(c) for c in nx.simple_cycles(dg)))
+    return Graph(title, tuple(edges), sorted_cycles(dg))
 
 
 def layout_engine() -> str:

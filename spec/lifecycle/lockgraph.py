@@ -16,7 +16,7 @@ class LGraph:
 def lock_graph(m: Model) -> LGraph:
     import networkx as nx
 
-    from ..lockgraph import explore_edges
+    from ..lockgraph import explore_edges, sorted_cycles
     from .locks import lock_chains
 
     edges: dict[tuple[str, str], str] = {}
@@ -29,4 +29,4 @@ def lock_graph(m: Model) -> LGraph:
     g = nx.DiGraph()
     g.add_edges_from(edges)
     return LGraph(tuple((x, y, k) for (x, y), k in edges.items()),
-                  tuple(tuple(c) for c in nx.simple_cycles(g)))
+                  sorted_cycles(g))
