@@ -114,6 +114,10 @@ def test_apply_after_unlock_is_rejected(exe: Path, tmp_path: Path) -> None:
     assert verdicts.count("accepted") <= 1, verdicts
 
 
+# the model gap a correct lifecycle run can still hit (cpp/DIVERGENCES.md L2): (code, message part)
+LC_GAPS = (("CHK202", "serialized="),)
+
+
 def test_lifecycle_final_is_accepted(exe: Path, tmp_path: Path) -> None:
     # The model gap a correct run can hit, documented in cpp/DIVERGENCES.md: L2 (spm_enable/
     # spm_disable's serializer transitions applied after the count change the event marks: a
@@ -126,7 +130,7 @@ def test_lifecycle_final_is_accepted(exe: Path, tmp_path: Path) -> None:
     # context's fallback packet when the drain returns true; 3 of 100 runs, DIVERGENCES.md L3),
     # reported as a finding of the code (a note), as the other findings of final are.
     # Any other outcome of a final run -- a violation, another divergence -- fails the test.
-    documented = (("CHK202", "serialized="),)
+    documented = LC_GAPS
     outcomes = []
     for seed in range(8):  # bounded attempts until 2 runs are accepted (measured ~3 in 4 are)
         r = check_path(str(run(exe, tmp_path, "lifecycle", "final", seed)))
@@ -150,7 +154,7 @@ def test_lifecycle_final_is_accepted_under_stress(exe: Path, tmp_path: Path) -> 
     for seed in range(2):
         r = check_path(str(run(exe, tmp_path, "lifecycle", "final", seed, *LC_STRESS)))
         # the documented gap L2 of test_lifecycle_final_is_accepted; nothing else
-        assert r.verdict.value == "accepted" or (r.code == "CHK202" and "serialized=" in (r.message or "")), r
+        assert r.verdict.value == "accepted" or any(r.code == c and m in (r.message or "") for c, m in LC_GAPS), r
 
 
 @pytest.mark.parametrize("variant", [v for v in LVARIANTS if v != "final"])

@@ -330,9 +330,13 @@ class Compiler:
     # ---- the target text: Backend calls, so one source serves the Z3 and the concrete reading;
     # a subclass may emit another target from the same folding (spec/datapath/fast.py) ----
     def _child(self, env: Env) -> "Compiler":
-        c = Compiler(self.u, env)
+        c = self._spawn(env)
         c.post, c.reported, c.report_src = self.post, self.reported, self.report_src
         return c
+
+    def _spawn(self, env: Env) -> "Compiler":
+        """A compiler of the same kind for a nested scope (a subclass passes its own settings)."""
+        return Compiler(self.u, env)
 
     def _read(self, key: str) -> str:
         return f"s[{key!r}]"
@@ -353,7 +357,24 @@ class Compiler:
         return f"b.Sum([{', '.join(parts)}])"
 
 
-class PyCompiler(Compiler):
+class PythonText:
+    """The connectives as plain short-circuit Python text (mixed into a Compiler subclass ahead of
+    it): the BFS/data-path PyCompiler and the open-world checker's compiler (spec/lang/owcompile.py)."""
+
+    def _not(self, src: str) -> str:
+        return f"(not {src})"
+
+    def _implies(self, a: str, c: str) -> str:
+        return f"((not {a}) or {c})"
+
+    def _ite(self, c: str, a: str, b: str) -> str:
+        return f"({a} if {c} else {b})"
+
+    def _join(self, o: str, parts: list[str]) -> str:
+        return "(" + f" {o} ".join(parts) + ")"
+
+
+class PyCompiler(PythonText, Compiler):
     """The finite reading's compiler with another target text: plain short-circuit Python over a
     state tuple `s` indexed by position (the folding, quantifier unrolling and key templates are
     the base class's; bools add as 0/1, as CONCRETE reads them). `pins`: keys whose value is known
@@ -372,25 +393,11 @@ class PyCompiler(Compiler):
                 return _Fold(got)
         return super().expr(e, hint)
 
-    def _child(self, env: Env) -> "PyCompiler":
-        c = PyCompiler(self.u, env, self.index, self.pins, self.var)
-        c.post, c.reported, c.report_src = self.post, self.reported, self.report_src
-        return c
+    def _spawn(self, env: Env) -> "PyCompiler":
+        return PyCompiler(self.u, env, self.index, self.pins, self.var)
 
     def _read(self, key: str) -> str:
         return f"{self.var}[{self.index[key]}]"
-
-    def _not(self, src: str) -> str:
-        return f"(not {src})"
-
-    def _implies(self, a: str, c: str) -> str:
-        return f"((not {a}) or {c})"
-
-    def _ite(self, c: str, a: str, b: str) -> str:
-        return f"({a} if {c} else {b})"
-
-    def _join(self, o: str, parts: list[str]) -> str:
-        return "(" + f" {o} ".join(parts) + ")"
 
     def _sum(self, parts: list[str]) -> str:
         return "(" + " + ".join(parts) + ")"

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .finite import Compiler as _FoldCompiler
+from .finite import PythonText
 from .finite import _Fold, reported_keys
 from .openworld import INF, Fresh, _one_of, _owner_of, as_set, render
 from .syntax import (
@@ -244,7 +245,7 @@ def _rank(a: _Atom) -> int:
 # ---- expressions to Python source ---------------------------------------------------------------
 
 
-class Src(_FoldCompiler):
+class Src(PythonText, _FoldCompiler):
     """Expressions -> Python source over the generated state; the folding (literals, and/or/not,
     implies, ite, comparisons with a boolean) is spec.lang.finite's, only the target text differs.
     `env` maps a variable to a `_Fold`: a literal, or the source of a local (`v_name`), or the name
@@ -305,18 +306,6 @@ class Src(_FoldCompiler):
             args = sorted(e.args, key=_cost)  # no side effects: cheap parts first
             return self._conn(e.op, [self.expr(a) for a in args])
         return self.op(e, hint)
-
-    def _not(self, src: str) -> str:
-        return f"(not {src})"
-
-    def _implies(self, a: str, c: str) -> str:
-        return f"((not {a}) or {c})"
-
-    def _ite(self, c: str, a: str, b: str) -> str:
-        return f"({a} if {c} else {b})"
-
-    def _join(self, o: str, parts: list[str]) -> str:
-        return "(" + f" {o} ".join(parts) + ")"
 
 
 # ---- the generator ------------------------------------------------------------------------------
