@@ -99,25 +99,25 @@ def table(seeds: int, variants: list[str], only: list[int] | None = None) -> lis
 
 
 def acceptance(seeds: int, extra: list[str]) -> list[str]:
-    """Issue 11's acceptance as tests/test_cpp_acceptance.py runs it (its configurations, its
-    pipelined recorders, `seeds` runs of `final` per configuration of >= EVENTS events each,
-    every one accepted), with `extra` driver knobs, and where the CPU goes: recording (the
-    recorders' rusage) and checking (this process). Markdown rows: configuration, accepted,
+    """Issue 11's acceptance as tests/test_cpp_acceptance.py runs it (its agent counts and thread
+    shapes, its pipelined recorders, `seeds` runs of `final` per agent count and shape of >= EVENTS
+    events each, every one accepted), with `extra` driver knobs, and where the CPU goes: recording
+    (the recorders' rusage) and checking (this process). Markdown rows: configuration, accepted,
     events per run, CPU per run recording / checking."""
     import resource
     import time
 
-    from tests.test_cpp_acceptance import CONFIGS, EVENTS, recorded  # the suite's, not a copy
+    from tests.test_cpp_acceptance import AGENTS, EVENTS, SHAPES, recorded  # the suite's, not a copy
 
     exe = binary()
     rows = ["| agents | threads (updaters+lookups) | accepted | events per run (min-max) | CPU s per run: record / check |",
             "|---|---|---|---|---|"]
     tot_rec = tot_chk = 0.0
-    for agents, upd, look in CONFIGS:
+    for agents, (upd, look) in ((a, sh) for a in AGENTS for sh in SHAPES):
         with tempfile.TemporaryDirectory() as d:
             res, rec, chk = [], 0.0, 0.0
             c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            for _, out, _ in recorded(exe, Path(d), [100_000 + s for s in range(seeds)], agents, upd, look,
+            for _, out, _ in recorded(exe, Path(d), [(100_000 + s, upd, look) for s in range(seeds)], agents,
                                       tuple(extra)):
                 t0 = time.process_time()
                 res.append(check_path(str(out)))
@@ -132,7 +132,7 @@ def acceptance(seeds: int, extra: list[str]) -> list[str]:
                     f"{min(r.events for r in res)}-{max(r.events for r in res)} | "
                     f"{rec / seeds:.2f} / {chk / seeds:.2f} |")
         print(rows[-1], flush=True)
-    print(f"total CPU s: record {tot_rec:.1f}, check {tot_chk:.1f} ({6 * seeds} runs)", flush=True)
+    print(f"total CPU s: record {tot_rec:.1f}, check {tot_chk:.1f} ({len(AGENTS) * len(SHAPES) * seeds} runs)", flush=True)
     return rows
 
 
