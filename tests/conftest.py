@@ -10,10 +10,22 @@ marks do nothing.
 pytest-xdist 3.8 puts a test in its group by appending `@group` to `item._nodeid`, which pytest 9
 no longer reads (the node id lives in `item._id`), so under pytest 9 the grouping would silently
 not happen; _group() appends it where pytest 9 reads it.
+
+Bytecode: where the environment sets PYTHONDONTWRITEBYTECODE (this machine kind does), every
+process the suite starts -- each xdist worker and each `python -m spmcheck ...` a CLI test runs,
+a few hundred -- would compile the package and the assertion-rewritten test modules from source
+again (0.1-0.15 CPU s per CLI run, measured 2026-12-04). The suite lets Python cache it instead:
+the variable is dropped here, before the workers start, so they and every subprocess inherit that.
 """
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
+
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 _SHARED_SCOPES = ("module", "class", "package")
 

@@ -9,8 +9,7 @@ from spmcheck.checker.results import EXIT_CODE, Verdict
 from spmcheck.checker.simulate import trace_text
 from spmcheck.spec.vocabulary import Config
 
-BASE = [trace_text(v, Config(2, 2, 2), 120, s).encode() for v, s in
-        (("final", 1), ("stale-lookup", 2), ("global-flag", 3), ("reversed-lookup-order", 4))]
+SOURCES = (("final", 1), ("stale-lookup", 2), ("global-flag", 3), ("reversed-lookup-order", 4))
 
 
 def _mutate(rng: random.Random, data: bytes) -> bytes:
@@ -43,10 +42,11 @@ def _mutate(rng: random.Random, data: bytes) -> bytes:
 
 
 def test_mutated_traces_never_crash() -> None:
+    base = [trace_text(v, Config(2, 2, 2), 120, s).encode() for v, s in SOURCES]  # here, not at collection
     rng = random.Random(11)
     seen = set()
     for k in range(3000):
-        data = rng.choice(BASE)
+        data = rng.choice(base)
         for _ in range(rng.randrange(1, 3)):
             data = _mutate(rng, data)
         r = check_stream(io.BytesIO(data), f"m{k}")
