@@ -18,10 +18,10 @@ change it, so it is seen to fail, hold again and fail again), with the replay's 
 start to fail at one line. With `--findings-fail` a finding is the verdict: the file falls back.
 
 The compiled run is trusted only when the whole file replays and ends accepted. Anything else (a
-line v1 would spell or size differently, a guard, a claim, a finding under --findings-fail, a step
-finding, a gap, a problem, a thread left inside an operation) raises `Fallback` (or the definition
-is not compiled: a step finding), and `checker/replay.py` checks the file again from its first
-byte with the v1 replay, which gives every verdict, message, code and line as before.
+line v1 would spell or size differently, a guard, a claim, a finding under --findings-fail, a gap,
+a problem, a thread left inside an operation) raises `Fallback` (a definition with a step finding
+is not compiled at all), and `checker/replay.py` checks the file again from its first byte with
+the v1 replay, which gives every verdict, message, code and line as before.
 A validated line text is cached per (role, label) by the compiled engine, so each distinct text
 is checked against v1's reading once, not per event.
 """
