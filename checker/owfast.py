@@ -87,10 +87,13 @@ class FastRun:
         self.pend: list[tuple[str, str]] = []
         self.disp = _Tables()
         self.once: set[str] = set()  # shaped texts seen once (_fast: a second sighting is cached whole)
-        ns = prog.new_run(self.role, self.where, self.edges, self.pend, self.disp)
+        self.found: list[str] = []  # findings the last step made fail (a Program built with findings)
+        ns = prog.new_run(self.role, self.where, self.edges, self.pend, self.disp, self.found)
         self.fns: list[Callable[..., Any]] = ns["actions"]
         self.export = ns["export"]
         self.named: dict[str, set[Any]] = ns["named"]
+        self.failing: dict[str, bool] = ns["failing"]  # finding -> failing after the last step
+        self.claims: dict[str, Callable[[], bool]] = ns["claims"]  # claim or finding -> its whole value now
         self.last: dict[str, tuple[int, str]] = {}
         self.graph = LockGraph()
         self.interp: Replay | None = None  # set after a disagreement: the interpreter goes on

@@ -379,6 +379,21 @@ def _header_problem(h: AnyHeader) -> tuple[str, str] | None:
     return ("TRC015", f"config agents={h.agents} updaters={h.updaters} lookups={h.lookups}: {bad}") if bad else None
 
 
+def finding_summary(pname: str) -> str:
+    """What a noted finding (lifecycle or core) says, after its name."""
+    from spmcheck.spec.properties import CORE_FINDINGS
+
+    summary = (LPROPERTIES.get(pname) or CORE_FINDINGS[pname]).summary.removeprefix("finding: ")
+    if pname not in FINDINGS and pname not in CORE_FINDINGS:
+        summary = "(outside its proved scenario: deactivate=1) " + summary
+    return summary
+
+
+def finding_note(pname: str, at_step: bool) -> str:
+    """The message of a finding noted at a line (a state finding where it starts to fail)."""
+    return ("fails at this step: " if at_step else "fails: ") + finding_summary(pname)
+
+
 class _Run:
     """Mutable state of checking one file; produces one frozen FileResult."""
 
@@ -398,6 +413,12 @@ class _Run:
         self.n_findings += 1
         if len(self.findings) < MAX_FINDINGS:
             self.findings.append(Finding(prop, line, message))
+
+    def with_findings(self, res: FileResult) -> FileResult:
+        """`res` with the findings noted (if any)."""
+        if not self.findings:
+            return res
+        return replace(res, findings=tuple(self.findings), more_findings=self.n_findings - len(self.findings))
 
     def stopped(self, line: int) -> None:
         """Reading ends at `line`: listed even past the cap, since it says why the rest was not read."""
@@ -431,16 +452,11 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
 
     def note(props: tuple[str, ...], n: int, text: str, at_step: bool) -> Failure | None:
         """Record findings at line n; with --findings-fail the first one is the verdict."""
-        from spmcheck.spec.properties import CORE_FINDINGS
-
         for pname in props:
-            summary = (LPROPERTIES.get(pname) or CORE_FINDINGS[pname]).summary.removeprefix("finding: ")
-            if pname not in FINDINGS and pname not in CORE_FINDINGS:
-                summary = "(outside its proved scenario: deactivate=1) " + summary
             if findings_fail:
                 return Failure(Verdict.VIOLATED, "CHK101", f"finding {pname} fails"
-                               + (" at this step: " if at_step else ": ") + summary, pname)
-            run.finding(pname, n, ("fails at this step: " if at_step else "fails: ") + summary)
+                               + (" at this step: " if at_step else ": ") + finding_summary(pname), pname)
+            run.finding(pname, n, finding_note(pname, at_step))
         return None
 
     def advance(stp: Step, n: int, text: str, col: int, last: bool = False) -> bool:
@@ -483,7 +499,7 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
     last_line = 0  # line of the last event or marker (a local: the fast path stays lean)
     sq = Sequence()
     if only is None and reorder_window == 0:
-        fast = _accelerated(stream, name)
+        fast = _accelerated(stream, name, findings_fail)
         if fast is not None:
             if on_edges is not None:
                 on_edges(list(fast.lock_edges))
@@ -619,9 +635,10 @@ def check_stream(stream: BinaryIO, name: str, on_edges: Callable[[list], None] |
     return _finish(run, header, eng, state, events, lastw, lastt, edges, seen_any, replaying)
 
 
-def _accelerated(stream: BinaryIO, name: str) -> FileResult | None:
+def _accelerated(stream: BinaryIO, name: str, findings_fail: bool = False) -> FileResult | None:
     """A core v1 log through the compiled engine (checker/v1fast.py): its verdict when that run
-    ends accepted, else None with `stream` back where it was (the v1 replay then reads it all)."""
+    ends accepted (findings noted as the v1 replay notes them), else None with `stream` back where
+    it was (the v1 replay then reads it all)."""
     from . import openworld_check
 
     if openworld_check.ENGINE != "compiled":
@@ -632,13 +649,13 @@ def _accelerated(stream: BinaryIO, name: str) -> FileResult | None:
         start = stream.tell()
     except (OSError, ValueError):
         return None
-    res = _accelerate(stream, name)
+    res = _accelerate(stream, name, findings_fail)
     if res is None:
         stream.seek(start)
     return res
 
 
-def _accelerate(stream: BinaryIO, name: str) -> FileResult | None:
+def _accelerate(stream: BinaryIO, name: str, findings_fail: bool) -> FileResult | None:
     for n, text, err, _ in read_lines(stream):
         if err is not None or text is None:
             return None
@@ -659,7 +676,7 @@ def _accelerate(stream: BinaryIO, name: str) -> FileResult | None:
         if f0 is not None or failing0:
             return None
         try:
-            return check_v1(stream, name, replace(h, file=name, line=n), n, eng.model)
+            return check_v1(stream, name, replace(h, file=name, line=n), n, eng, findings_fail)
         except Fallback:
             return None
     return None
@@ -685,10 +702,7 @@ def _evidence(reads: tuple[str, ...], eng: Engine, lastw: list[int], lastt: list
 def _finish(run: _Run, header: AnyHeader | None, eng: Engine | None, state: list[object], events: int,
             lastw: list[int], lastt: list[str], edges: tuple[tuple[str, str, int], ...],
             seen_any: bool, replaying: bool) -> FileResult:
-    res = _verdict(run, header, eng, state, events, lastw, lastt, edges)
-    if run.findings:
-        res = replace(res, findings=tuple(run.findings), more_findings=run.n_findings - len(run.findings))
-    return res
+    return run.with_findings(_verdict(run, header, eng, state, events, lastw, lastt, edges))
 
 
 def _verdict(run: _Run, header: AnyHeader | None, eng: Engine | None, state: list[object], events: int,

@@ -8,18 +8,25 @@ holders), the role a thread's name gives it, one canonical spelling per event (t
 values compared as written), and the definition's findings, which v1 notes. Each of those is read
 here from v1's own reading, never restated: the thread set, roles, `select` and the implied keys
 come from the finite model (`spec.model.Model`), the spelling from v1's grammar (`parse_line`,
-`render_event`), and the findings are compiled as extra monitors of the same definition.
+`render_event`), and the findings are compiled as monitors of the same definition
+(`Program(..., findings=True)`) that never stop a step.
+
+Findings are noted on the compiled path as the v1 replay notes them: a state finding at the line
+where it starts to fail (each monitor keeps a failing flag, re-evaluated on every step that can
+change it, so it is seen to fail, hold again and fail again), with the replay's message
+(`replay.finding_note`), count and cap (`replay._Run.finding`), in the replay's order when two
+start to fail at one line. With `--findings-fail` a finding is the verdict: the file falls back.
 
 The compiled run is trusted only when the whole file replays and ends accepted. Anything else (a
-line v1 would spell or size differently, a guard, a claim, a finding, a gap, a problem, a thread
-left inside an operation) raises `Fallback`, and `checker/replay.py` checks the file again from
-its first byte with the v1 replay, which gives every verdict, message, code and line as before.
+line v1 would spell or size differently, a guard, a claim, a finding under --findings-fail, a gap,
+a problem, a thread left inside an operation) raises `Fallback` (a definition with a step finding
+is not compiled at all), and `checker/replay.py` checks the file again from its first byte with
+the v1 replay, which gives every verdict, message, code and line as before.
 A validated line text is cached per (role, label) by the compiled engine, so each distinct text
 is checked against v1's reading once, not per event.
 """
 from __future__ import annotations
 
-import dataclasses
 from functools import lru_cache
 from typing import Any, BinaryIO
 
@@ -31,7 +38,7 @@ from spmcheck.spec.programs import role_of
 from .openworld_check import V2Check, _Line, reading
 from .owfast import FastRun, run_compiled
 from .parse import TraceSyntaxError, parse_line
-from .replay import NO_END_NOTE
+from .replay import NO_END_NOTE, Engine, _Run, finding_note
 from .results import FileResult, Verdict
 
 
@@ -44,12 +51,10 @@ class Fallback(Exception):
 
 @lru_cache(maxsize=None)
 def program(variant: str) -> Program | None:
-    """The core definition compiled with its findings as monitors too (v1 notes a finding; the
-    accelerator hands any file where one fails to the v1 replay)."""
-    proto = reading("core", variant).proto
-    extra = {f"finding {k}": c for k, c in proto.findings.items() if c.kind == "invariant" and c.expr is not None}
+    """The core definition compiled with its findings as noted monitors (v1 notes a finding
+    where it starts to fail; a step finding is not compiled: None, every file falls back)."""
     try:
-        return Program(dataclasses.replace(proto, claims={**proto.claims, **extra}))
+        return Program(reading("core", variant).proto, findings=True)
     except NotCompilable:
         return None
 
@@ -58,8 +63,12 @@ class V1Run(FastRun):
     """The compiled engine, checking each new line text and each new thread against v1's
     reading before the compiled call for it is made (and cached)."""
 
-    def __init__(self, prog: Program, variant: str, model: Model) -> None:
+    def __init__(self, prog: Program, variant: str, model: Model, run: _Run, order: tuple[str, ...],
+                 findings_fail: bool) -> None:
         super().__init__(prog, "core", variant, "")
+        self.run = run  # the findings noted, as the v1 replay records them
+        self.order = order  # the v1 replay's order of the findings (Engine.finding_state)
+        self.findings_fail = findings_fail
         self.holes = {}  # no shape cache: a line with a new value is a new text, checked below
         self.model = model
         self.threads = frozenset(model.cfg.threads())
@@ -101,6 +110,13 @@ class V1Run(FastRun):
         raise Fallback  # v1's replay words every failure
 
     def new_edges(self, n: int, name: str) -> tuple[Verdict, str, str, str, int] | None:
+        if self.found:  # findings that started to fail at line n (before its lock edges, as in v1)
+            if self.findings_fail:
+                raise Fallback  # the first finding is the verdict: v1 words it
+            started = sorted(self.found, key=self.order.index)
+            self.found.clear()
+            for p in started:
+                self.run.finding(p, n, finding_note(p, False))
         if super().new_edges(n, name) is not None:
             raise Fallback  # a lock-order cycle
         return None
@@ -129,14 +145,20 @@ class V1Check(V2Check):
             raise Fallback
 
 
-def check_v1(stream: BinaryIO, name: str, header: Header, n: int, model: Model) -> FileResult:
-    """The v1 verdict `accepted` for the rest of `stream` (after the header on line n), or
-    Fallback."""
+def check_v1(stream: BinaryIO, name: str, header: Header, n: int, ref: Engine,
+             findings_fail: bool = False) -> FileResult:
+    """The v1 verdict `accepted` (with the findings v1 notes) for the rest of `stream` (after the
+    header on line n), or Fallback. `ref`: the v1 replay's engine for the header (its model, and
+    the findings it checks: the compiled run must monitor exactly those)."""
     prog = program(header.variant)
-    if prog is None:
+    if prog is None or ref.finding_step:
         raise Fallback
+    order = tuple(p.name for p in ref.finding_state)
+    if set(order) != set(prog.proto.findings) or len(order) != len(prog.proto.findings):
+        raise Fallback  # noted under names the compiled run does not monitor
     chk = V1Check(name, (n, f"spmcheck-trace v2 model=core variant={header.variant}"))
-    eng = V1Run(prog, header.variant, model)
+    run = _Run(name)
+    eng = V1Run(prog, header.variant, ref.model, run, order, findings_fail)
     run_compiled(chk, stream, n, eng)
     if chk.problems or chk.stop is not None or chk.gap is not None or chk.events == 0:
         raise Fallback
@@ -148,4 +170,5 @@ def check_v1(stream: BinaryIO, name: str, header: Header, n: int, model: Model) 
     note = "" if chk.ended else NO_END_NOTE
     global ACCEPTED
     ACCEPTED += 1
-    return FileResult(name, Verdict.ACCEPTED, chk.events, 0, 1, "", "", "", (), (), 0, "", edges, note=note)
+    return run.with_findings(FileResult(name, Verdict.ACCEPTED, chk.events, 0, 1, "", "", "", (), (), 0, "", edges,
+                                        note=note))

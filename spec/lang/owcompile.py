@@ -718,12 +718,19 @@ class Program:
     """A definition compiled for the open world: `new_run(...)` gives one run's state and the
     compiled actions bound to it."""
 
-    def __init__(self, proto: Protocol, emit: bool = False) -> None:
+    def __init__(self, proto: Protocol, emit: bool = False, findings: bool = False) -> None:
         """`emit`: also generate, per action, a function that fires the step when it may fire
         and returns the values it observes (`E_i(params..., thread)`, None when it cannot fire;
-        no claims checked): a simulator's step (checker/simulate_v2.py) at the compiled speed."""
+        no claims checked): a simulator's step (checker/simulate_v2.py) at the compiled speed.
+        `findings`: also monitor the definition's findings (`Protocol.findings`, invariants only:
+        a step finding is NotCompilable), which never stop a step: each has a failing flag
+        (`failing` in new_run's namespace), re-evaluated after every step that can change its
+        value (at the elements the writes reach while it holds, whole while it fails), and a
+        step that makes one fail appends its name to new_run's `found` list and returns 2 (as
+        for a new lock-order edge: the caller takes note after the step)."""
         self.proto = proto
         self.emit = emit
+        self.findings = findings
         gen = None
         for _ in range(2):  # the second pass knows every window set the first one asked for
             prev = gen.windows if gen is not None else {}
@@ -743,32 +750,32 @@ class Program:
         self._make: Callable[..., dict[str, Any]] = ns["make"]
 
     def new_run(self, role: dict[str, str], where: dict[Any, Any], edges: set[tuple[str, str]],
-                pend: list[tuple[str, str]], disp: dict[tuple[str, str], Any]) -> dict[str, Any]:
-        return self._make(role, where, edges, pend, disp)
+                pend: list[tuple[str, str]], disp: dict[tuple[str, str], Any],
+                found: list[str] | None = None) -> dict[str, Any]:
+        return self._make(role, where, edges, pend, disp, found)
 
     # ---- source ----
     def _generate(self, g: Gen) -> tuple[str, list[CAction]]:
         p = self.proto
         self.may = may_hold(p)
         self.lockf = {f.name for f in p.funcs if f.lock is not None}
-        claims = []
-        for name, cl in p.claims.items():
-            if cl.kind != "invariant" or cl.expr is None:
-                continue
-            e = cl.expr
-            var = e.var if isinstance(e, Quant) and e.kind == "forall" else None
-            body = e.body if var is not None else e  # type: ignore[union-attr]
-            rs: list[_Read] = []
-            _reads(e, rs)
-            claims.append(_Claim(name, e, var, body, rs))
+        claims = [_claim(name, cl) for name, cl in p.claims.items() if cl.kind == "invariant" and cl.expr is not None]
+        notes: list[_Claim] = []
+        if self.findings:
+            for name, cl in p.findings.items():
+                if cl.kind != "invariant" or cl.expr is None:
+                    raise NotCompilable(f"finding {name}: only invariant findings are monitored")
+                notes.append(_claim(name, cl))
+            if any(a.finding_checks for a in p.actions):
+                raise NotCompilable("a step finding: only invariant findings are monitored")
         full: dict[str, str] = {}
-        for c in claims:
+        for c in claims + notes:
             f = Src(g, {}).expr(c.expr)
             full[c.name] = f.text()
         acts = []
         bodies = []
         for i, a in enumerate(p.actions):
-            ca, src = self._action(g, i, a, claims, full)
+            ca, src = self._action(g, i, a, claims, full, notes=notes)
             acts.append(ca)
             bodies.append(src)
             if self.emit:
@@ -797,22 +804,25 @@ class Program:
             assert isinstance(pcf.dom, EnumDom)
             for lab in pcf.dom.labels:
                 disp.append(f"    P_{role}_{pcf.dom.labels.index(lab)} = DISP[({role!r}, {lab!r})]")
-        out = ["def make(ROLE, WHERE, EDGES, PEND, DISP):", *state, *disp]
+        if notes:
+            state.append("    FAILING = {" + ", ".join(f"{c.name!r}: False" for c in notes) + "}")
+        out = ["def make(ROLE, WHERE, EDGES, PEND, DISP, FOUND=None):", *state, *disp]
         for h in g.helpers:
             out.append(_indent(h))
         out += [_indent(b) for b in bodies]
         out.append("    def export():\n        return {" + ", ".join(export) + "}")
         names = ", ".join(f"{s!r}: N_{s}" for s in g.sorts)
         wins = ", ".join(f"{k!r}: {v}" for k, v in g.windows.items())
-        fulls = ", ".join(f"{c.name!r}: (lambda: {full[c.name]})" for c in claims)
+        fulls = ", ".join(f"{c.name!r}: (lambda: {full[c.name]})" for c in claims + notes)
         emitters = ", ".join(f"E_{a.index}" for a in acts) if self.emit else ""
         out.append("    return {'actions': [" + ", ".join(a.fn for a in acts) + "], 'export': export, "
                    "'emitters': [" + emitters + "], "
-                   "'named': {" + names + "}, 'windows': {" + wins + "}, 'claims': {" + fulls + "}}")
+                   "'named': {" + names + "}, 'windows': {" + wins + "}, 'claims': {" + fulls + "}, "
+                   "'failing': " + ("FAILING" if notes else "{}") + "}")
         return "\n".join(out) + "\n", acts
 
     def _action(self, g: Gen, i: int, a: Action, claims: list[_Claim], full: dict[str, str],
-                emit: bool = False) -> tuple[CAction, str]:
+                emit: bool = False, notes: list[_Claim] = ()) -> tuple[CAction, str]:  # type: ignore[assignment]
         consts = dict(a.consts)
         env: dict[str, _Fold] = {a.thread.name: _Fold(src=_v(a.thread.name))}
         bound_by_keys: set[str] = set()
@@ -1058,15 +1068,45 @@ class Program:
                     loc = f"e{j}"
                     e = Src(g, {cl.var.name: _Fold(src=loc)}).expr(cl.body)
                     post.append(f"{loc} = {el}\nif {loc} is not None and not ({e.text()}):\n    _UNDO_")
+        # ---- findings this action's writes can change: noted, never a failure ----
+        found: list[str] = []
+        for cl in notes:
+            elems, whole = _affected(cl, written, pcf.name if a.goto is not None else None, a.at, targets)
+            nm = repr(cl.name)
+            flip = f"FAILING[{nm}] = True\nFOUND.append({nm})"
+            if whole:
+                found.append(f"if FAILING[{nm}] == bool({full[cl.name]}):\n"
+                             f"    FAILING[{nm}] = not FAILING[{nm}]\n"
+                             f"    if FAILING[{nm}]:\n        FOUND.append({nm})")
+            elif elems:
+                # holding, only the reached elements can make it fail; failing, any element may
+                # still fail when the reached ones stop failing: the whole claim says
+                assert cl.var is not None
+                tests = []
+                for j, el in enumerate(elems):
+                    loc = f"e{j}"
+                    e = Src(g, {cl.var.name: _Fold(src=loc)}).expr(cl.body)
+                    tests.append(f"{loc} = {el}\nif {loc} is not None and not ({e.text()}):\n"
+                                 + _indent(flip) + ("\nelse:\n" if j + 1 < len(elems) else ""))
+                nested = tests[-1]
+                for t_ in reversed(tests[:-1]):
+                    nested = t_ + _indent(nested)
+                found.append(f"if FAILING[{nm}]:\n    if {full[cl.name]}:\n        FAILING[{nm}] = False\n"
+                             f"else:\n" + _indent(nested))
         if post:
             undo_src = "\n".join(reversed(undo)) + "\nreturn False"
             post = [s.replace("_UNDO_", _indent(undo_src, 4).lstrip()) for s in post]
-            pre = [x.lstrip("\0") for x in pre]
             apply = [x.split("\1")[0] + x.split("\1")[1] if "\1" in x else x for x in apply]
         else:
-            pre = [x for x in pre if not x.startswith("\0")]
             apply = [x.split("\1")[0] + x.split("\1")[2] if "\1" in x else x for x in apply]
+        if post or found:  # the claims may name the step's locals
+            pre = [x.lstrip("\0") for x in pre]
+        else:
+            pre = [x for x in pre if not x.startswith("\0")]
+        post += found
         ret = f"return 2 if PEND else True" if edges else "return True"
+        if found:
+            ret = "return 2 if PEND or FOUND else True" if edges else "return 2 if FOUND else True"
         fn = f"A_{i}"
         sig = ", ".join([_v(n) for n in args] + [f"o_{j}" for j in range(len(obs))] + [tv])
         if emit:
@@ -1079,6 +1119,15 @@ class Program:
         for s in body + pre + chks + apply + post + [ret]:
             lines.append(_indent(s))
         return CAction(i, a, fn, args, obs, edges), "\n".join(lines)
+
+
+def _claim(name: str, cl: Any) -> _Claim:
+    e = cl.expr
+    var = e.var if isinstance(e, Quant) and e.kind == "forall" else None
+    body = e.body if var is not None else e
+    rs: list[_Read] = []
+    _reads(e, rs)
+    return _Claim(name, e, var, body, rs)
 
 
 def _affected(cl: _Claim, written: list[tuple[Func, list[str] | None, bool, int]], pc: str | None, at: str,
