@@ -30,10 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="trace files ('-' = stdin); default: every *.log under the bundled traces/")
     parser.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                         help="check files in N warm worker processes, sharded by file (default 1; output identical)")
-    parser.add_argument("--engine", choices=("compiled", "interp"), default="compiled",
-                        help="'compiled' (default: the definition compiled to Python, spec/lang/owcompile.py; "
-                             "a core v1 file goes through it too, checker/v1fast.py) or 'interp' (the "
-                             "reference readings alone: spec/lang/openworld.py for v2, the v1 replay for v1); "
+    parser.add_argument("--engine", choices=("auto", "compiled", "interp"), default="auto",
+                        help="'compiled' (the definition compiled to Python, spec/lang/owcompile.py; "
+                             "a core v1 file goes through it too, checker/v1fast.py), 'interp' (the "
+                             "reference readings alone: spec/lang/openworld.py for v2, the v1 replay for v1), "
+                             "or 'auto' (default): compiled, except a v2 file of under 16 KiB whose reading "
+                             "is not compiled yet, which is read sooner than it compiles; "
                              "verdicts and messages are the same")
     parser.add_argument("--lock-graph", metavar="PATH", default=None,
                         help="write the merged lock-order graph of all files as DOT")
@@ -168,7 +170,7 @@ def _prebuild_v2(path: str) -> bool:
     if h is not None:
         try:
             openworld_check.reading(h.model, h.variant, h.scope)
-            if openworld_check.ENGINE == "compiled":
+            if openworld_check.ENGINE != "interp":  # shared by two or more files: worth compiling
                 from .owfast import program
 
                 program(h.model, h.variant, h.scope)
@@ -232,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
     jobs = max(1, int(args.jobs or 1))
     from . import openworld_check
 
-    openworld_check.ENGINE = getattr(args, "engine", None) or "compiled"  # before any fork
+    openworld_check.ENGINE = getattr(args, "engine", None) or "auto"  # before any fork
     # getattr: callers that build their own Namespace (checker/cli.py) may predate the flag
     only = getattr(args, "property", None)
     if only is not None:

@@ -417,8 +417,31 @@ def _what(a: OAction, key: str) -> str:
     return f"{a.role} step '{a.at}' ({a.defn.source.split(';')[0]})"
 
 
-ENGINES = ("compiled", "interp")
-ENGINE = "compiled"  # `spmcheck check --engine`; the interpreter stays the reference
+ENGINES = ("auto", "compiled", "interp")
+ENGINE = "auto"  # `spmcheck check --engine`; the interpreter stays the reference
+# `auto`: below this many bytes after the header, a file whose reading this process has not
+# compiled yet is interpreted. Compiling a reading costs 0.02-0.05 s (core, lifecycle) to 0.12-0.19
+# s (a data-path scope); the interpreter replays ~16 k events/s (core v2, 2026-12-04), so a file of
+# fewer than ~300 events (a counterexample, a data-path run: 15-50 lines) is read sooner than its
+# engine compiles. Verdicts and messages are the same either way (tests/test_owcompile.py).
+AUTO_BYTES = 16 << 10
+
+
+def _compiled_pays(h: "Header2", stream: BinaryIO) -> bool:
+    """Whether `--engine` (ENGINE) sends the rest of `stream` to the compiled engine."""
+    if ENGINE == "compiled":
+        return True
+    from .owfast import built
+
+    if built(h.model, h.variant, h.scope):
+        return True
+    try:
+        pos = stream.tell()
+        end = stream.seek(0, 2)
+        stream.seek(pos)
+    except (OSError, ValueError, AttributeError):
+        return True  # a pipe: its length is unknown, and it may be long
+    return end - pos >= AUTO_BYTES
 
 
 def check_lines(lines: Iterator[tuple[int, str | None, Any, bool]], name: str,
@@ -428,13 +451,15 @@ def check_lines(lines: Iterator[tuple[int, str | None, Any, bool]], name: str,
     engine, the lines are read in blocks and well-formed events take the compiled fast path
     (checker/owfast.py); everything else goes through the same line rules below."""
     chk = V2Check(name, first)
+    compiled = ENGINE != "interp" and chk.header is not None and stream is not None and \
+        _compiled_pays(chk.header, stream)
     tee = None
     if chk.header is not None and chk.header.model == "datapath":
         from .datapath_check import Tee  # keeps the lines for the data path's finite replay
 
         tee = Tee(lines, stream, first[0])
         lines, stream = tee.lines(), tee.stream
-    if ENGINE == "compiled" and chk.header is not None and stream is not None:
+    if compiled and stream is not None:
         from .owfast import run_compiled
 
         if run_compiled(chk, stream, first[0]):

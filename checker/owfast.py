@@ -38,13 +38,22 @@ CACHE = 4096  # compiled calls kept per (role, label) table; cleared when full (
 DISAGREEMENTS = 0  # compiled engine said "fails", the interpreter replayed the step (must stay 0)
 
 
+_BUILT: set[tuple[str, str, str]] = set()
+
+
 @lru_cache(maxsize=None)
 def program(model: str, variant: str, scope: str = "") -> Program | None:
     """The compiled reading (once per process), or None when the definition needs the interpreter."""
+    _BUILT.add((model, variant, scope))
     try:
         return Program(reading(model, variant, scope).proto)
     except NotCompilable:
         return None
+
+
+def built(model: str, variant: str, scope: str = "") -> bool:
+    """Whether this process has compiled (or tried to compile) that reading already."""
+    return (model, variant, scope) in _BUILT
 
 
 class _Disp(dict):  # type: ignore[type-arg]

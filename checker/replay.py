@@ -641,7 +641,7 @@ def _accelerated(stream: BinaryIO, name: str, findings_fail: bool = False) -> Fi
     it was (the v1 replay then reads it all)."""
     from . import openworld_check
 
-    if openworld_check.ENGINE != "compiled":
+    if openworld_check.ENGINE == "interp":
         return None
     try:
         if not stream.seekable():

@@ -234,3 +234,31 @@ def test_data_path_counterexamples() -> None:
                 seen += 1
                 both(d.trace().encode())
     assert seen >= 4
+
+
+def test_auto_interprets_a_short_file_and_compiles_a_long_one() -> None:
+    """`--engine auto` (the default): a file of under AUTO_BYTES whose reading this process has not
+    compiled is interpreted (nothing is compiled); a longer one, or any file once its reading is
+    compiled, takes the compiled engine; `compiled` always compiles. The result is the same."""
+    big = (TRACES / "final-v2-cpp-a8-t64.log").read_bytes()
+    assert len(big) > 4 * openworld_check.AUTO_BYTES
+    small = b"".join(big.splitlines(keepends=True)[:60])
+    assert len(small) < openworld_check.AUTO_BYTES
+    key = ("core", "final", "")
+
+    def fresh() -> None:
+        owfast.program.cache_clear()
+        owfast._BUILT.clear()
+
+    with engine("interp"):
+        ref_small = check_stream(io.BytesIO(small), "t.log")
+    fresh()
+    with engine("auto"):
+        assert check_stream(io.BytesIO(small), "t.log") == ref_small
+        assert not owfast.built(*key)  # read by the interpreter
+        check_stream(io.BytesIO(big), "t.log")
+        assert owfast.built(*key)  # long enough to compile
+    fresh()
+    with engine("compiled"):
+        assert check_stream(io.BytesIO(small), "t.log") == ref_small
+        assert owfast.built(*key)
