@@ -27,7 +27,7 @@ from spmcheck.spec.lifecycle.variants import LVARIANTS
 from spmcheck.spec.lifecycle.vocabulary import LConfig
 from spmcheck.spec.model import Action, Model
 from spmcheck.spec.programs import LABELS, role_of
-from spmcheck.spec.properties import PROPERTIES, Property, can_move, no_stuck_threads
+from spmcheck.spec.properties import PROPERTIES, Property, can_move, claim_of, no_stuck_threads
 from spmcheck.spec.variants import VARIANTS
 from spmcheck.spec.vocabulary import Config, lock_modes, lv
 
@@ -47,12 +47,19 @@ NO_END_NOTE = (f"no run_end marker (a v1 writer without {END_MARKER_KEY}=1): whe
                "not known")
 
 
-class _Reads(dict):  # type: ignore[type-arg]
-    """A state that records which variables an evaluation read: those are the ones to explain."""
+# The definition's claims are evaluated by their recording variant (Model.claim_recording: the
+# same reads, noted inline); False evaluates them on `_Reads` like any other property (the tests
+# compare the two).
+INLINE_READS = True
 
-    def __init__(self, s: dict) -> None:  # type: ignore[type-arg]
+
+class _Reads(dict):  # type: ignore[type-arg]
+    """A state that records which variables an evaluation read: those are the ones to explain.
+    `read`: the list to record into (shared with claims that record their reads inline)."""
+
+    def __init__(self, s: dict, read: list[str] | None = None) -> None:  # type: ignore[type-arg]
         super().__init__(s)
-        self.read: list[str] = []
+        self.read: list[str] = [] if read is None else read
 
     def __getitem__(self, k: str) -> object:
         self.read.append(k)
@@ -171,6 +178,11 @@ class Engine:
         self.state_props = list(self.props.state)
         self.step_props = list(self.props.step)
         self.finding_state = list(self.props.finding_state)
+        # each state property with its claim's recording variant, if it is a claim (compiled on
+        # first use: a core file the compiled engine accepts only ever checks the initial state)
+        self._inline = INLINE_READS
+        self._state_eval = [(p, claim_of(p.state)) for p in self.state_props]
+        self._finding_eval = [(p, claim_of(p.state)) for p in self.finding_state]
         self.finding_step = list(self.props.finding_step)
         self.locks = [(lock, m) for lock in model.cfg.lock_instances() for m in lock_modes(lock)]
         self.reset()
@@ -223,19 +235,30 @@ class Engine:
             out = table.get(get(st))
             if out is not None:
                 return out  # type: ignore[no-any-return]
-        rec = _Reads(dict(zip(self.names, st)))
+        read: list[str] = []  # every key the properties read, in order: the memo key and the evidence
+        rec: _Reads | None = None  # made for the first property that is not a claim (none, usually)
+
+        def holds(p: Property, claim: str | None) -> object:
+            nonlocal rec
+            if claim is not None and self._inline:
+                # the claim over the state list, its reads appended inline: the reads `rec` would see
+                return self.model.claim_recording(claim)(CONCRETE, st, read.append)
+            if rec is None:
+                rec = _Reads(dict(zip(self.names, st)), read)
+            return p.state(CONCRETE, rec, self.model)  # type: ignore[misc]
+
         res: Outcome = _CLEAN
-        for p in self.state_props:
-            mark = len(rec.read)
-            if not p.state(CONCRETE, rec, self.model):  # type: ignore[misc]
+        for p, claim in self._state_eval:
+            mark = len(read)
+            if not holds(p, claim):
                 res = (Failure(Verdict.VIOLATED, "CHK101", f"property {p.name} fails: {p.summary}",
-                               p.name, tuple(rec.read[mark:])), ())
+                               p.name, tuple(read[mark:])), ())
                 break
         else:
-            bad = tuple(p.name for p in self.finding_state if not p.state(CONCRETE, rec, self.model))  # type: ignore[misc]
+            bad = tuple(p.name for p, claim in self._finding_eval if not holds(p, claim))
             if bad:
                 res = (None, bad)
-        self._store(self.prop_memo, rec.read, st, res)
+        self._store(self.prop_memo, read, st, res)
         return res
 
     def options(self, s: dict[str, object], t: str) -> str:
