@@ -241,8 +241,8 @@ class Engine:
         def holds(p: Property, claim: str | None) -> object:
             nonlocal rec
             if claim is not None and self._inline:
-                # the claim over the state list, its reads appended inline: the reads `rec` would see
-                return self.model.claim_recording(claim)(CONCRETE, st, read.append)
+                # the claim over the state list, appending the reads `rec` would see
+                return self.model.claim_recording(claim)(CONCRETE, st, read)
             if rec is None:
                 rec = _Reads(dict(zip(self.names, st)), read)
             return p.state(CONCRETE, rec, self.model)  # type: ignore[misc]

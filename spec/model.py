@@ -201,9 +201,9 @@ class Model:
         return self._claims[name]
 
     def claim_recording(self, name: str) -> RecordingFn:
-        """`claim(name)` over a state list in `var_names` order, recording the keys it reads
-        through the append it is given (spec.lang.finite.compile_closed_recording: the same
-        folding, the same reads a recording mapping would see; the checker's replay)."""
+        """`claim(name)` over a state list in `var_names` order, appending the keys it reads to the
+        list it is given (spec.lang.finite.compile_closed_recording: the same folding, the same
+        reads a recording mapping would see; the checker's replay)."""
         fn = self._claim_reads.get(name)
         if fn is None:
             from .lang.finite import compile_closed_recording

@@ -10,6 +10,7 @@ reading gets the same terms.
 """
 from __future__ import annotations
 
+import ast
 import operator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -601,15 +602,54 @@ class RecordingCompiler(Compiler):
         return f"s[ap({key!r}) or {self.index[key]}]"
 
 
-RecordingFn = Callable[[Backend, Sequence[Term], Callable[[str], object]], Any]
+# what a RecordingCompiler text may contain for its reads to be fixed: every node below evaluates
+# each of its children exactly once, left to right (a Backend connective is a call: its operands
+# are evaluated before it runs); `or` only in a read's own `ap(k) or i`
+_EAGER = (ast.Expression, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Subscript, ast.Constant,
+          ast.Compare, ast.BinOp, ast.UnaryOp, ast.List, ast.Tuple, ast.operator, ast.unaryop, ast.cmpop,
+          ast.boolop)  # the operator of a BoolOp, itself checked
 
 
-def compile_closed_recording(u: Universe, e: Expr, index: Mapping[str, int], name: str = "claim") -> RecordingFn:
-    """`compile_closed`'s claim as a function of (backend, state list, append) that records its
-    reads through `append` (RecordingCompiler): the checker's replay evaluates the definition's
-    claims after every event and keys its memo and its evidence on exactly those reads."""
-    src = RecordingCompiler(u, {}, index).expr(e).text()
-    return _build(f"def f(b, s, ap):\n    return {src}\n", f"{name}:reads")  # type: ignore[return-value]
+def fixed_reads(src: str) -> tuple[str, ...] | None:
+    """The keys a RecordingCompiler expression text reads on every state, in order and number, or
+    None when some read may not happen (a node that evaluates a child conditionally or repeatedly:
+    `and`/`or`, `x if c else y`, a comprehension). With only eager nodes each `s[ap(k) or i]` runs
+    once per evaluation, in the order of the text."""
+    tree = ast.parse(src, mode="eval")
+    keys: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BoolOp):
+            first = node.values[0]
+            if not (isinstance(node.op, ast.Or) and len(node.values) == 2 and isinstance(first, ast.Call)
+                    and isinstance(first.func, ast.Name) and first.func.id == "ap"
+                    and len(first.args) == 1 and isinstance(first.args[0], ast.Constant)):
+                return None
+            keys.append((first.col_offset, first.args[0].value))
+        elif not isinstance(node, _EAGER):
+            return None
+    return tuple(k for _, k in sorted(keys))
+
+
+RecordingFn = Callable[[Backend, Sequence[Term], list[str]], Any]
+
+
+def compile_closed_recording(u: Universe, e: Expr, index: Mapping[str, int], name: str = "claim",
+                             fixed: bool = True) -> RecordingFn:
+    """`compile_closed`'s claim as a function of (backend, state list, reads) that appends to
+    `reads` the keys the claim reads (RecordingCompiler's, in order and number): the checker's
+    replay evaluates the definition's claims after every event and keys its memo and its evidence
+    on exactly those reads. When they are the same on every state (`fixed_reads`: the Backend
+    text is eager, so they always are for a claim), they are appended as one constant and the
+    value comes from the same folding as plain short-circuit Python (PyCompiler): a value with the
+    truth value of the Backend text's. Otherwise (or `fixed=False`) the recording text runs."""
+    rec = RecordingCompiler(u, {}, index).expr(e).text()
+    reads = fixed_reads(rec) if fixed else None
+    if reads is None:
+        src = f"def f(b, s, read):\n    ap = read.append\n    return {rec}\n"
+    else:
+        val = PyCompiler(u, {}, dict(index)).expr(e).text()
+        src = f"def f(b, s, read):\n    read += {reads!r}\n    return {val}\n"
+    return _build(src, f"{name}:reads")  # type: ignore[return-value]
 
 
 def _sort_of_elem(e: Expr) -> Sort:
