@@ -41,6 +41,7 @@ from .sequence import Sequence, reordered
 MAX_PROBLEMS = 20
 MAX_EVIDENCE = 10
 MEMO_LIMIT = 1_000_000  # transitions kept before the memo is dropped (bounded memory)
+GETTERS_LIMIT = 4096  # distinct read lists whose projection is kept (Engine._getter)
 DEADLOCK = "lock-order-acyclic"
 MAX_FINDINGS = 20
 NO_END_NOTE = (f"no run_end marker (a v1 writer without {END_MARKER_KEY}=1): whether the run finished is "
@@ -192,19 +193,31 @@ class Engine:
         self.memo: dict[str, list[tuple[Callable[[list[object]], object], dict[object, Step], tuple[int, ...]]]] = {}
         self.prop_memo: list[tuple[Callable[[list[object]], object], dict[object, object], tuple[int, ...]]] = []
         self.size = 0
+        self.getters: dict[tuple[str, ...], tuple[tuple[int, ...], Callable[[list[object]], object]]] = {}
 
     def init_state(self) -> list[object]:
         s = self.model.init_state()
         return [s[n] for n in self.names]
 
     def _getter(self, reads: list[str]) -> tuple[tuple[int, ...], Callable[[list[object]], object]]:
+        # a read list recurs (the state properties read the same keys after nearly every event,
+        # ~700 of them over 40 dispatches): its projection is looked up, not rebuilt from a set
+        key = tuple(reads)
+        got = self.getters.get(key)
+        if got is not None:
+            return got
         idx = tuple(sorted({self.index[v] for v in reads}))
         if not idx:
-            return idx, lambda st: ()
-        if len(idx) == 1:
+            got = idx, lambda st: ()
+        elif len(idx) == 1:
             i = idx[0]
-            return idx, lambda st: (st[i],)
-        return idx, itemgetter(*idx)
+            got = idx, lambda st: (st[i],)
+        else:
+            got = idx, itemgetter(*idx)
+        if len(self.getters) >= GETTERS_LIMIT:
+            self.getters.clear()
+        self.getters[key] = got
+        return got
 
     def _store(self, table_list: list, reads: list[str], st: list[object], value: object) -> None:  # type: ignore[type-arg]
         if self.size >= MEMO_LIMIT:
