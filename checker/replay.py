@@ -160,7 +160,8 @@ class Engine:
     """Model + memo for one (variant, config); reused across files in one process.
 
     Memo keys are the values of the variables an evaluation actually *read* (recorded by
-    `_Reads`). The concrete evaluation is deterministic, so any state that agrees with an earlier
+    `_Reads`; the state properties that are claims of the definition append the same reads
+    themselves, Model.claim_recording, at a fraction of a Python `__getitem__` per read). The concrete evaluation is deterministic, so any state that agrees with an earlier
     one on those variables takes the same path, reads the same variables and gets the same result:
     the memo is exact, and far smaller than a memo on whole states (a random walk of 1M events
     visits hundreds of thousands of distinct states but only a few thousand distinct projections).

@@ -6,7 +6,8 @@ certificates and the concrete replay work on. Each action instance is compiled f
 definition into three small Python functions of a `Backend` and a state mapping (selectors and
 guards, effect, observations); quantifiers are unrolled over the instance's elements and
 literals folded, so the concrete evaluation costs what a hand-written closure would and the Z3
-reading gets the same terms.
+reading gets the same terms. A claim is also compiled for the checker's replay with the keys it
+reads recorded (`compile_closed_recording`: the same folding, other target texts).
 """
 from __future__ import annotations
 
