@@ -128,3 +128,5 @@ def test_fixed_reads_only_for_eager_text() -> None:
     assert fixed_reads("(s[ap('x') or 0] and s[ap('y') or 1])") is None  # y only read when x holds
     assert fixed_reads("(s[ap('x') or 0] if s[ap('c') or 2] else 0)") is None
     assert fixed_reads("b.Sum([s[ap(k) or 0] for k in 'ab'])") is None
+    assert fixed_reads("(s[ap('x') or 0] < s[ap('y') or 1] < s[ap('z') or 2])") is None  # z read only if x < y
+    assert fixed_reads("(lambda: s[ap('x') or 0])()") is None

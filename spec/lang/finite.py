@@ -603,32 +603,49 @@ class RecordingCompiler(Compiler):
         return f"s[ap({key!r}) or {self.index[key]}]"
 
 
-# what a RecordingCompiler text may contain for its reads to be fixed: every node below evaluates
-# each of its children exactly once, left to right (a Backend connective is a call: its operands
-# are evaluated before it runs); `or` only in a read's own `ap(k) or i`
-_EAGER = (ast.Expression, ast.Call, ast.Attribute, ast.Name, ast.Load, ast.Subscript, ast.Constant,
-          ast.Compare, ast.BinOp, ast.UnaryOp, ast.List, ast.Tuple, ast.operator, ast.unaryop, ast.cmpop,
-          ast.boolop)  # the operator of a BoolOp, itself checked
-
-
+@lru_cache(maxsize=256)
 def fixed_reads(src: str) -> tuple[str, ...] | None:
     """The keys a RecordingCompiler expression text reads on every state, in order and number, or
-    None when some read may not happen (a node that evaluates a child conditionally or repeatedly:
-    `and`/`or`, `x if c else y`, a comprehension). With only eager nodes each `s[ap(k) or i]` runs
-    once per evaluation, in the order of the text."""
-    tree = ast.parse(src, mode="eval")
-    keys: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.BoolOp):
-            first = node.values[0]
-            if not (isinstance(node.op, ast.Or) and len(node.values) == 2 and isinstance(first, ast.Call)
-                    and isinstance(first.func, ast.Name) and first.func.id == "ap"
-                    and len(first.args) == 1 and isinstance(first.args[0], ast.Constant)):
+    None when some read may not happen or happen again (a node that evaluates a child
+    conditionally or repeatedly: `and`/`or`, `x if c else y`, a chained comparison, a
+    comprehension, a lambda). The nodes allowed evaluate each child once, left to right (a
+    Backend connective is a call: its operands are evaluated before it runs), so each
+    `s[ap(k) or i]` runs once per evaluation, in the order of the text. Cached by text: the
+    variants of a definition at one size share their claims' texts (parsing is most of the cost)."""
+    keys: list[tuple[int, int, str]] = []
+    todo: list[ast.AST] = [ast.parse(src, mode="eval").body]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Call):
+            if n.keywords:
                 return None
-            keys.append((first.col_offset, first.args[0].value))
-        elif not isinstance(node, _EAGER):
+            todo.append(n.func)
+            todo += n.args
+        elif isinstance(n, ast.Subscript):
+            todo += (n.value, n.slice)
+        elif isinstance(n, ast.BoolOp):  # only a read's own `ap(k) or i`
+            f = n.values[0]
+            if not (isinstance(n.op, ast.Or) and len(n.values) == 2 and isinstance(f, ast.Call)
+                    and isinstance(f.func, ast.Name) and f.func.id == "ap" and not f.keywords
+                    and len(f.args) == 1 and isinstance(f.args[0], ast.Constant)):
+                return None
+            keys.append((f.lineno, f.col_offset, f.args[0].value))
+            todo.append(n.values[1])
+        elif isinstance(n, ast.Compare):
+            if len(n.ops) != 1:
+                return None  # a < b < c evaluates c only if a < b
+            todo += (n.left, *n.comparators)
+        elif isinstance(n, ast.BinOp):
+            todo += (n.left, n.right)
+        elif isinstance(n, ast.UnaryOp):
+            todo.append(n.operand)
+        elif isinstance(n, (ast.List, ast.Tuple)):
+            todo += n.elts
+        elif isinstance(n, ast.Attribute):
+            todo.append(n.value)
+        elif not isinstance(n, (ast.Name, ast.Constant)):
             return None
-    return tuple(k for _, k in sorted(keys))
+    return tuple(k for _, _, k in sorted(keys))
 
 
 RecordingFn = Callable[[Backend, Sequence[Term], list[str]], Any]
