@@ -27,7 +27,7 @@ from spmcheck.spec.lifecycle.variants import LVARIANTS
 from spmcheck.spec.lifecycle.vocabulary import LConfig
 from spmcheck.spec.model import Action, Model
 from spmcheck.spec.programs import LABELS, role_of
-from spmcheck.spec.properties import PROPERTIES, Property, can_move, no_stuck_threads
+from spmcheck.spec.properties import PROPERTIES, Property, can_move, claim_of, no_stuck_threads
 from spmcheck.spec.variants import VARIANTS
 from spmcheck.spec.vocabulary import Config, lock_modes, lv
 
@@ -41,18 +41,26 @@ from .sequence import Sequence, reordered
 MAX_PROBLEMS = 20
 MAX_EVIDENCE = 10
 MEMO_LIMIT = 1_000_000  # transitions kept before the memo is dropped (bounded memory)
+GETTERS_LIMIT = 4096  # distinct read lists whose projection is kept (Engine._getter)
 DEADLOCK = "lock-order-acyclic"
 MAX_FINDINGS = 20
 NO_END_NOTE = (f"no run_end marker (a v1 writer without {END_MARKER_KEY}=1): whether the run finished is "
                "not known")
 
 
-class _Reads(dict):  # type: ignore[type-arg]
-    """A state that records which variables an evaluation read: those are the ones to explain."""
+# The definition's claims are evaluated by their recording variant (Model.claim_recording: the
+# same reads, noted inline); False evaluates them on `_Reads` like any other property (the tests
+# compare the two).
+INLINE_READS = True
 
-    def __init__(self, s: dict) -> None:  # type: ignore[type-arg]
+
+class _Reads(dict):  # type: ignore[type-arg]
+    """A state that records which variables an evaluation read: those are the ones to explain.
+    `read`: the list to record into (shared with claims that record their reads inline)."""
+
+    def __init__(self, s: dict, read: list[str] | None = None) -> None:  # type: ignore[type-arg]
         super().__init__(s)
-        self.read: list[str] = []
+        self.read: list[str] = [] if read is None else read
 
     def __getitem__(self, k: str) -> object:
         self.read.append(k)
@@ -152,7 +160,8 @@ class Engine:
     """Model + memo for one (variant, config); reused across files in one process.
 
     Memo keys are the values of the variables an evaluation actually *read* (recorded by
-    `_Reads`). The concrete evaluation is deterministic, so any state that agrees with an earlier
+    `_Reads`; the state properties that are claims of the definition append the same reads
+    themselves, Model.claim_recording, at a fraction of a Python `__getitem__` per read). The concrete evaluation is deterministic, so any state that agrees with an earlier
     one on those variables takes the same path, reads the same variables and gets the same result:
     the memo is exact, and far smaller than a memo on whole states (a random walk of 1M events
     visits hundreds of thousands of distinct states but only a few thousand distinct projections).
@@ -171,6 +180,11 @@ class Engine:
         self.state_props = list(self.props.state)
         self.step_props = list(self.props.step)
         self.finding_state = list(self.props.finding_state)
+        # each state property with its claim's recording variant, if it is a claim (compiled on
+        # first use: a core file the compiled engine accepts only ever checks the initial state)
+        self._inline = INLINE_READS
+        self._state_eval = [(p, claim_of(p.state)) for p in self.state_props]
+        self._finding_eval = [(p, claim_of(p.state)) for p in self.finding_state]
         self.finding_step = list(self.props.finding_step)
         self.locks = [(lock, m) for lock in model.cfg.lock_instances() for m in lock_modes(lock)]
         self.reset()
@@ -180,19 +194,31 @@ class Engine:
         self.memo: dict[str, list[tuple[Callable[[list[object]], object], dict[object, Step], tuple[int, ...]]]] = {}
         self.prop_memo: list[tuple[Callable[[list[object]], object], dict[object, object], tuple[int, ...]]] = []
         self.size = 0
+        self.getters: dict[tuple[str, ...], tuple[tuple[int, ...], Callable[[list[object]], object]]] = {}
 
     def init_state(self) -> list[object]:
         s = self.model.init_state()
         return [s[n] for n in self.names]
 
     def _getter(self, reads: list[str]) -> tuple[tuple[int, ...], Callable[[list[object]], object]]:
+        # a read list recurs (the state properties read the same keys after nearly every event,
+        # ~700 of them over 40 dispatches): its projection is looked up, not rebuilt from a set
+        key = tuple(reads)
+        got = self.getters.get(key)
+        if got is not None:
+            return got
         idx = tuple(sorted({self.index[v] for v in reads}))
         if not idx:
-            return idx, lambda st: ()
-        if len(idx) == 1:
+            got = idx, lambda st: ()
+        elif len(idx) == 1:
             i = idx[0]
-            return idx, lambda st: (st[i],)
-        return idx, itemgetter(*idx)
+            got = idx, lambda st: (st[i],)
+        else:
+            got = idx, itemgetter(*idx)
+        if len(self.getters) >= GETTERS_LIMIT:
+            self.getters.clear()
+        self.getters[key] = got
+        return got
 
     def _store(self, table_list: list, reads: list[str], st: list[object], value: object) -> None:  # type: ignore[type-arg]
         if self.size >= MEMO_LIMIT:
@@ -223,19 +249,30 @@ class Engine:
             out = table.get(get(st))
             if out is not None:
                 return out  # type: ignore[no-any-return]
-        rec = _Reads(dict(zip(self.names, st)))
+        read: list[str] = []  # every key the properties read, in order: the memo key and the evidence
+        rec: _Reads | None = None  # made for the first property that is not a claim (none, usually)
+
+        def holds(p: Property, claim: str | None) -> object:
+            nonlocal rec
+            if claim is not None and self._inline:
+                # the claim over the state list, appending the reads `rec` would see
+                return self.model.claim_recording(claim)(CONCRETE, st, read)
+            if rec is None:
+                rec = _Reads(dict(zip(self.names, st)), read)
+            return p.state(CONCRETE, rec, self.model)  # type: ignore[misc]
+
         res: Outcome = _CLEAN
-        for p in self.state_props:
-            mark = len(rec.read)
-            if not p.state(CONCRETE, rec, self.model):  # type: ignore[misc]
+        for p, claim in self._state_eval:
+            mark = len(read)
+            if not holds(p, claim):
                 res = (Failure(Verdict.VIOLATED, "CHK101", f"property {p.name} fails: {p.summary}",
-                               p.name, tuple(rec.read[mark:])), ())
+                               p.name, tuple(read[mark:])), ())
                 break
         else:
-            bad = tuple(p.name for p in self.finding_state if not p.state(CONCRETE, rec, self.model))  # type: ignore[misc]
+            bad = tuple(p.name for p, claim in self._finding_eval if not holds(p, claim))
             if bad:
                 res = (None, bad)
-        self._store(self.prop_memo, rec.read, st, res)
+        self._store(self.prop_memo, read, st, res)
         return res
 
     def options(self, s: dict[str, object], t: str) -> str:

@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import Any, Callable, Mapping
 
 from .backend import Backend, Term
-from .lang.finite import Universe, VarDecl, compile_instance, static_of
+from .lang.finite import RecordingFn, Universe, VarDecl, compile_instance, static_of
 from .lang.syntax import Action as LAction
 from .lang.syntax import ScopeParam, Var
 from .programs import definition, role_of
@@ -107,6 +107,7 @@ class Model:
         self.universe = Universe(self.protocol, {"agent": cfg.agents, "updater": cfg.updaters,
                                                  "lookup": cfg.lookups, "holder": cfg.n_holders})
         self._claims: dict[str, Callable[[Backend, State], Term]] = {}
+        self._claim_reads: dict[str, RecordingFn] = {}  # claim_recording's, by claim name
 
     @cached_property
     def vars(self) -> list[VarDecl]:
@@ -198,6 +199,20 @@ class Model:
             assert c.kind == "invariant" and c.expr is not None, name
             self._claims[name] = compile_closed(self.universe, c.expr, name)
         return self._claims[name]
+
+    def claim_recording(self, name: str) -> RecordingFn:
+        """`claim(name)` over a state list in `var_names` order, appending the keys it reads to the
+        list it is given (spec.lang.finite.compile_closed_recording: the same folding, the same
+        reads a recording mapping would see; the checker's replay)."""
+        fn = self._claim_reads.get(name)
+        if fn is None:
+            from .lang.finite import compile_closed_recording
+
+            c = self.protocol.claims.get(name) or self.protocol.findings[name]
+            assert c.kind == "invariant" and c.expr is not None, name
+            index = {n: i for i, n in enumerate(self.var_names)}
+            fn = self._claim_reads[name] = compile_closed_recording(self.universe, c.expr, index, name)
+        return fn
 
     def init_state(self) -> dict[str, int | bool]:
         return {d.name: d.init for d in self.vars}

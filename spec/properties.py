@@ -59,6 +59,18 @@ def quiescent(b: Backend, s: State, m: Model, a: int) -> Term:
                  *[b.Not(lookup_inside_for(b, s, t, a)) for t in m.cfg.lookup_ids()])
 
 
+def reads_claim(fn: StateFn, name: str) -> StateFn:
+    """Mark a state function as `m.claim(name)(b, s)`, nothing else: a reader may then evaluate
+    the claim its own way (checker/replay.py: `Model.claim_recording`, its reads noted inline)."""
+    fn.claim = name  # type: ignore[attr-defined]
+    return fn
+
+
+def claim_of(fn: StateFn | None) -> str | None:
+    """The claim a state function reads (`reads_claim`), or None for any other predicate."""
+    return getattr(fn, "claim", None)
+
+
 def mirrors(b: Backend, s: State, m: Model) -> Term:
     """P1 as the definition states it (spec.programs `_claims`), compiled at the model's size."""
     return m.claim(P1)(b, s)
@@ -67,6 +79,10 @@ def mirrors(b: Backend, s: State, m: Model) -> Term:
 def stored_flag(b: Backend, s: State, m: Model) -> Term:
     """The definition's finding of that name (spec.programs `_claims`) at the model's size."""
     return m.claim(FLAG)(b, s)
+
+
+reads_claim(mirrors, P1)
+reads_claim(stored_flag, FLAG)
 
 
 def _step_claim(name: str) -> tuple[Callable[[Action], bool], StepFn]:

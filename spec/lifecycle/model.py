@@ -30,6 +30,7 @@ class LifecycleModel(Model):
                                                  "kernel": cfg.dispatches, "tool": cfg.tools,
                                                  "dispatch": 1, "complete": 1})
         self._claims = {}
+        self._claim_reads = {}
         self._made: dict[int, tuple[LAction, dict[str, Any]]] = {}  # action index -> (definition, env)
         self._off: dict[tuple[int, tuple[tuple[str, int], ...]], Action] = {}
 

@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..backend import Backend, Term
 from ..model import Action, Model
-from ..properties import Property, StateFn, StepFn, Witness, _step_claim, no_stuck_threads
+from ..properties import Property, StateFn, StepFn, Witness, _step_claim, no_stuck_threads, reads_claim
 from .definition import (DESTROYED, DRAIN_ALL, GATE, LATE_STOP, P1, P3, P4, P4M, P5, P6, P7, P8, P9, SUBMIT,
                          definition)
 from .variants import LVARIANTS
@@ -38,7 +38,7 @@ def claim_state(name: str) -> StateFn:
     def state(b: Backend, s: State, m: Model) -> Term:
         return m.claim(name)(b, s)
 
-    return state
+    return reads_claim(state, name)
 
 
 @lru_cache(maxsize=None)
