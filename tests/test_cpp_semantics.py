@@ -58,6 +58,11 @@ P1, P2 = "serializer-mirrors-refcount", "creation-consistent"
 # a fresh-clone CI run drew stale-lookup 17/20; at 8 agents beside two burners 20 / 19 / 20 / 20
 # (stale-lookup, global-flag, apply-after-unlock, pre-fix; bench/cpp_rates.py, 2026-12-04 23:00).
 # A run is about 14 k events; a rejected one stops its replay at the violation.
+# Two stages, each "at least 90 % of at least 20 seeds": 18 of the first 20, or else 36 of 40 with
+# 20 more. A miss is a run whose schedule hit none of its eight creation windows; beside two
+# burners (2026-12-05, 80 seeds each) stale-lookup drew 78-80/80, global-flag 75-79/80 -- a
+# rate near 96 %, where one stage of 18/20 fails about 4.5 % of the time per variant (one
+# fresh-clone suite run in seven failed on stale-lookup 17/20) and the two stages about 1 %.
 RATE_SEEDS, RATE_MIN = 20, 18
 RATE_ARGS = ("--format", "2", "--agents", "8", "--updaters", "4", "--lookups", "4", "--ops", "200",
              "--jitter", "0.2")
@@ -91,15 +96,24 @@ def test_cpp_runs_of_historical_variants_are_rejected_by_their_bug(exe: Path, tm
     """At least RATE_MIN of RATE_SEEDS runs violate the bug's property, each naming its race's
     lines; none diverges (the model follows the code; a run whose schedule missed every race
     window is accepted, as it should be)."""
-    outcomes = []
-    for seed, out in _recorded(exe, tmp_path, variant, range(1, RATE_SEEDS + 1)):
-        r = check_path(str(out))
-        bug = r.verdict == Verdict.VIOLATED and r.prop in BUGS[variant]
-        outcomes.append((seed, r.verdict.value, r.prop or r.code, bug, r.race is not None))
-        assert r.verdict != Verdict.DIVERGED, (seed, r.code, r.message)
-        out.unlink()
+    outcomes: list[tuple[int, str, str, bool, bool]] = []
+
+    def record(seeds: range) -> None:
+        for seed, out in _recorded(exe, tmp_path, variant, seeds):
+            r = check_path(str(out))
+            bug = r.verdict == Verdict.VIOLATED and r.prop in BUGS[variant]
+            outcomes.append((seed, r.verdict.value, r.prop or r.code, bug, r.race is not None))
+            assert r.verdict != Verdict.DIVERGED, (seed, r.code, r.message)
+            out.unlink()
+
+    record(range(1, RATE_SEEDS + 1))
     assert len(outcomes) == RATE_SEEDS
-    assert sum(o[3] for o in outcomes) >= RATE_MIN, outcomes
+    if sum(o[3] for o in outcomes) < RATE_MIN:
+        # second stage (see RATE_SEEDS): 20 more seeds, at least 90 % of all 40 by the bug
+        record(range(RATE_SEEDS + 1, 2 * RATE_SEEDS + 1))
+        assert len(outcomes) == 2 * RATE_SEEDS
+        assert sum(o[3] for o in outcomes) >= 2 * RATE_MIN, outcomes
+    assert sum(o[3] for o in outcomes) >= RATE_MIN * len(outcomes) // RATE_SEEDS, outcomes
     # the race is cited by line: a stale lookup (P2: the read or the flag store, the update, the
     # insert), an apply after unlock (P1 of a counting variant), and global-flag's P1 (a stop
     # disabling every entry under another holder: the stop, its flag store, the open start)
