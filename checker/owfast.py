@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import io
 import re
-from functools import lru_cache
 from itertools import count
 from typing import Any, BinaryIO, Callable, Iterator
 
@@ -38,22 +37,25 @@ CACHE = 4096  # compiled calls kept per (role, label) table; cleared when full (
 DISAGREEMENTS = 0  # compiled engine said "fails", the interpreter replayed the step (must stay 0)
 
 
-_BUILT: set[tuple[str, str, str]] = set()
+# (model, variant, scope) -> its compiled reading, None when it needs the interpreter; once per
+# process. Also what `built` reads (`--engine auto` interprets a short file not compiled yet).
+_PROGRAMS: dict[tuple[str, str, str], Program | None] = {}
 
 
-@lru_cache(maxsize=None)
 def program(model: str, variant: str, scope: str = "") -> Program | None:
     """The compiled reading (once per process), or None when the definition needs the interpreter."""
-    _BUILT.add((model, variant, scope))
-    try:
-        return Program(reading(model, variant, scope).proto)
-    except NotCompilable:
-        return None
+    key = (model, variant, scope)
+    if key not in _PROGRAMS:
+        try:
+            _PROGRAMS[key] = Program(reading(model, variant, scope).proto)
+        except NotCompilable:
+            _PROGRAMS[key] = None
+    return _PROGRAMS[key]
 
 
 def built(model: str, variant: str, scope: str = "") -> bool:
     """Whether this process has compiled (or tried to compile) that reading already."""
-    return (model, variant, scope) in _BUILT
+    return (model, variant, scope) in _PROGRAMS
 
 
 class _Disp(dict):  # type: ignore[type-arg]

@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 from .backend import Backend, Term
 from .lang.finite import RecordingFn, Universe, VarDecl, compile_instance, static_of
 from .lang.syntax import Action as LAction
-from .lang.syntax import ScopeParam, Var
+from .lang.syntax import Expr, ScopeParam, Var
 from .programs import definition, role_of
 from .variants import VARIANTS, Variant
 from .vocabulary import Config, State
@@ -195,9 +195,7 @@ class Model:
         if name not in self._claims:
             from .lang.finite import compile_closed
 
-            c = self.protocol.claims.get(name) or self.protocol.findings[name]
-            assert c.kind == "invariant" and c.expr is not None, name
-            self._claims[name] = compile_closed(self.universe, c.expr, name)
+            self._claims[name] = compile_closed(self.universe, self._claim_expr(name), name)
         return self._claims[name]
 
     def claim_recording(self, name: str) -> RecordingFn:
@@ -208,11 +206,15 @@ class Model:
         if fn is None:
             from .lang.finite import compile_closed_recording
 
-            c = self.protocol.claims.get(name) or self.protocol.findings[name]
-            assert c.kind == "invariant" and c.expr is not None, name
             index = {n: i for i, n in enumerate(self.var_names)}
-            fn = self._claim_reads[name] = compile_closed_recording(self.universe, c.expr, index, name)
+            fn = self._claim_reads[name] = compile_closed_recording(self.universe, self._claim_expr(name), index, name)
         return fn
+
+    def _claim_expr(self, name: str) -> Expr:
+        """The expression of the definition's invariant claim (or finding) `name`."""
+        c = self.protocol.claims.get(name) or self.protocol.findings[name]
+        assert c.kind == "invariant" and c.expr is not None, name
+        return c.expr
 
     def init_state(self) -> dict[str, int | bool]:
         return {d.name: d.init for d in self.vars}

@@ -113,7 +113,6 @@ def test_cpp_runs_of_historical_variants_are_rejected_by_their_bug(exe: Path, tm
         record(range(RATE_SEEDS + 1, 2 * RATE_SEEDS + 1))
         assert len(outcomes) == 2 * RATE_SEEDS
         assert sum(o[3] for o in outcomes) >= 2 * RATE_MIN, outcomes
-    assert sum(o[3] for o in outcomes) >= RATE_MIN * len(outcomes) // RATE_SEEDS, outcomes
     # the race is cited by line: a stale lookup (P2: the read or the flag store, the update, the
     # insert), an apply after unlock (P1 of a counting variant), and global-flag's P1 (a stop
     # disabling every entry under another holder: the stop, its flag store, the open start)

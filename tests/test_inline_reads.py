@@ -4,43 +4,26 @@ keys, order and number) on random reachable states of every variant; and the sam
 field for field, with the inline reads switched off, on the corpus and a C++ lifecycle run."""
 from __future__ import annotations
 
-import glob
 import os
-import random
 
 import pytest
 
 from spmcheck.checker import replay
 from spmcheck.checker.replay import _Reads, check_path
 from spmcheck.spec.backend import CONCRETE
+from spmcheck.spec.induction import sample_states
 from spmcheck.spec.lang.finite import compile_closed_recording, fixed_reads
 from spmcheck.spec.lifecycle.model import LifecycleModel
 from spmcheck.spec.lifecycle.properties import LPROPERTIES
 from spmcheck.spec.lifecycle.variants import LVARIANTS
 from spmcheck.spec.lifecycle.vocabulary import LConfig
-from spmcheck.spec.model import Model, apply
+from spmcheck.spec.model import Model
 from spmcheck.spec.programs import FLAG, P1
 from spmcheck.spec.properties import CORE_FINDINGS, PROPERTIES, Property, claim_of
 from spmcheck.spec.variants import VARIANTS
 from spmcheck.spec.vocabulary import Config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _states(m: Model, seed: int, walks: int, steps: int) -> list[dict[str, object]]:
-    """Reachable states of random walks from the initial state (every state visited)."""
-    rng = random.Random(seed)
-    out = []
-    for _ in range(walks):
-        s = m.init_state()
-        out.append(s)
-        for _ in range(steps):
-            en = [a for a in m.actions if a.enabled(CONCRETE, s)]
-            if not en:
-                break
-            s = apply(m, CONCRETE, s, rng.choice(en))
-            out.append(s)
-    return out
 
 
 def _invariants(m: Model) -> list[str]:
@@ -83,12 +66,12 @@ def _same_reads(m: Model, states: list[dict[str, object]], props: list[Property]
 @pytest.mark.parametrize("variant", list(LVARIANTS))
 def test_lifecycle_claims_record_the_same_reads(variant: str) -> None:
     m = LifecycleModel(LConfig(deactivate=True, destroy=True), variant)
-    assert _same_reads(m, _states(m, 11, 6, 40), list(LPROPERTIES.values())) > 100
+    assert _same_reads(m, sample_states(m, 6, 40, 11), list(LPROPERTIES.values())) > 100
 
 
 def test_lifecycle_claims_record_the_same_reads_at_more_dispatches() -> None:
     m = LifecycleModel(LConfig(agents=2, contexts=3, tools=3, dispatches=8), "final")
-    assert _same_reads(m, _states(m, 4, 2, 60), list(LPROPERTIES.values())) > 60
+    assert _same_reads(m, sample_states(m, 2, 60, 4), list(LPROPERTIES.values())) > 60
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -96,7 +79,7 @@ def test_core_claims_record_the_same_reads(variant: str) -> None:
     m = Model(Config(2, 2, 2), variant)
     props = list(PROPERTIES.values()) + list(CORE_FINDINGS.values())
     assert {claim_of(p.state) for p in props} >= {P1, FLAG}  # mirrors and stored_flag
-    assert _same_reads(m, _states(m, 7, 8, 40), props) > 40  # (a known-bad variant may deadlock early)
+    assert _same_reads(m, sample_states(m, 8, 40, 7), props) > 40  # (a known-bad variant may deadlock early)
 
 
 # corpus files whose replay evaluates the claims on every event: lifecycle runs accepted and

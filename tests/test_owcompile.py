@@ -247,8 +247,7 @@ def test_auto_interprets_a_short_file_and_compiles_a_long_one() -> None:
     key = ("core", "final", "")
 
     def fresh() -> None:
-        owfast.program.cache_clear()
-        owfast._BUILT.clear()
+        owfast._PROGRAMS.clear()
 
     with engine("interp"):
         ref_small = check_stream(io.BytesIO(small), "t.log")
